@@ -1,0 +1,3 @@
+"""EmoStream: streaming, expressive text-to-speech server."""
+
+__version__ = "0.1.0"

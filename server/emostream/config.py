@@ -1,0 +1,50 @@
+"""One typed settings object, read from the environment (``EMOSTREAM_*``) and CLI flags."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Mapping
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Server settings. Each field can be set by ``EMOSTREAM_<NAME>`` or a CLI flag."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    device: str = "cpu"  # "cpu" (ONNX Runtime) or "cuda" (PyTorch engine)
+    default_voice: str = "joe"
+    max_text_chars: int = 5000  # per utterance (sum of all text messages)
+    max_message_bytes: int = 1 << 20  # one WebSocket text frame
+    max_streams: int = 256  # concurrent WebSocket utterances per process
+    cpu_threads: int = 1  # ONNX Runtime intra-op threads per session
+    decode_workers: int = 2  # threads running model calls on CPU
+    redis_url: str = ""  # empty: in-process cache only
+    data_dir: str = "~/.local/share/emostream"  # cloned voices (SQLite)
+    log_level: str = "info"
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Settings from ``EMOSTREAM_*`` variables, then explicit ``overrides`` (CLI)."""
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            if f.name == "extra":
+                continue
+            raw = env.get(f"EMOSTREAM_{f.name.upper()}")
+            if raw is None:
+                continue
+            default = getattr(cls(), f.name)
+            if isinstance(default, bool):
+                values[f.name] = raw.lower() in ("1", "true", "yes", "on")
+            elif isinstance(default, int):
+                values[f.name] = int(raw)
+            elif isinstance(default, float):
+                values[f.name] = float(raw)
+            else:
+                values[f.name] = raw
+        settings = cls(**values)
+        clean = {k: v for k, v in overrides.items() if v is not None}
+        return replace(settings, **clean) if clean else settings

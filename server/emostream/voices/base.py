@@ -1,0 +1,129 @@
+"""The interface every voice family implements, and the controls a request may carry.
+
+A voice is split in two stages so that audio can stream:
+
+* ``acoustic(text, controls)`` turns one text segment into a latent frame sequence
+  (mels for a FastSpeech2-class model, VITS latents for Piper) plus durations;
+* ``decode(frames)`` turns a window of frames into audio, ``hop_length`` samples per frame.
+
+The engine runs ``decode`` on overlapping windows (see :mod:`emostream.engine.chunker`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+EMOTIONS: tuple[str, ...] = (
+    "neutral",
+    "happy",
+    "angry",
+    "sad",
+    "surprised",
+    "disgusted",
+    "fearful",
+)
+
+# Every control a request can name; a voice lists the subset it really honours.
+ALL_CONTROLS: tuple[str, ...] = ("speed", "pitch_shift", "energy", "emotion", "speaker")
+
+
+@dataclass(frozen=True)
+class Controls:
+    """Per-utterance controls. Defaults mean "as the voice speaks naturally"."""
+
+    speed: float = 1.0  # >1 is faster; 0.5..2.0
+    pitch_shift: float = 0.0  # semitones, -12..12
+    energy: float = 1.0  # loudness/energy scale, 0.5..2.0
+    emotion: str = "neutral"
+    intensity: float = 1.0  # 0..1
+
+    def requested(self) -> set[str]:
+        """The controls this request sets away from their neutral default."""
+        asked: set[str] = set()
+        if self.speed != 1.0:
+            asked.add("speed")
+        if self.pitch_shift != 0.0:
+            asked.add("pitch_shift")
+        if self.energy != 1.0:
+            asked.add("energy")
+        if self.emotion != "neutral":
+            asked.add("emotion")
+        return asked
+
+
+@dataclass(frozen=True)
+class VoiceInfo:
+    """What ``GET /v1/voices`` and the ``started`` event say about a voice."""
+
+    id: str
+    model: str
+    language: str
+    sample_rate: int
+    controls: tuple[str, ...]
+    description: str = ""
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "model": self.model,
+            "language": self.language,
+            "sample_rate": self.sample_rate,
+            "controls": list(self.controls),
+            "description": self.description,
+        }
+
+    def controls_report(self) -> dict[str, bool]:
+        """``{control: supported}`` for every control the protocol knows."""
+        return {name: name in self.controls for name in ALL_CONTROLS}
+
+
+@dataclass
+class Latent:
+    """Output of the acoustic stage for one segment."""
+
+    frames: npt.NDArray[np.float32]  # [channels, T]
+    unit_frames: npt.NDArray[np.int64] = field(
+        default_factory=lambda: np.zeros(0, dtype=np.int64)
+    )  # frames per input unit (phoneme), sums to T when known
+    units: list[str] = field(default_factory=list)
+
+    @property
+    def num_frames(self) -> int:
+        return int(self.frames.shape[-1])
+
+
+@runtime_checkable
+class Voice(Protocol):
+    """A voice the engine can stream. Implementations must be thread-safe for ``decode``."""
+
+    info: VoiceInfo
+    hop_length: int  # audio samples per latent frame
+    context_frames: int  # frames of context per side that make chunked == one-shot decode
+
+    def acoustic(self, text: str, controls: Controls) -> Latent: ...
+
+    def decode(self, frames: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Frames ``[C, T]`` → mono float32 audio of ``T * hop_length`` samples."""
+        ...
+
+
+class UnsupportedControl(ValueError):
+    """A request asked a voice for a control it does not have."""
+
+    def __init__(self, voice_id: str, names: set[str]) -> None:
+        self.voice_id = voice_id
+        self.names = sorted(names)
+        super().__init__(
+            f"voice {voice_id!r} does not support control(s): {', '.join(self.names)}"
+        )
+
+
+def check_controls(info: VoiceInfo, controls: Controls) -> None:
+    """Raise :class:`UnsupportedControl` if ``controls`` asks for what ``info`` lacks."""
+    missing = controls.requested() - set(info.controls)
+    if missing:
+        raise UnsupportedControl(info.id, missing)
