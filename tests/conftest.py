@@ -5,7 +5,8 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from typing import Iterator
+from collections.abc import Iterator
+from typing import Self
 
 import pytest
 
@@ -46,7 +47,7 @@ class ServerThread:
     def ws_url(self) -> str:
         return f"ws://127.0.0.1:{self.port}/v1/stream"
 
-    def __enter__(self) -> ServerThread:
+    def __enter__(self) -> Self:
         self.thread.start()
         deadline = time.monotonic() + 30
         while not self.server.started:

@@ -7,7 +7,7 @@ import asyncio
 import importlib
 import logging
 import sys
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 BENCHES = {
     "first-audio": "emostream.bench.first_audio",
@@ -21,8 +21,12 @@ def _serve(args: argparse.Namespace) -> int:
     from emostream.config import Settings
     from emostream.transport.app import create_app
 
-    settings = Settings.from_env(host=args.host, port=args.port, device=args.device, redis_url=args.redis_url)
-    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = Settings.from_env(
+        host=args.host, port=args.port, device=args.device, redis_url=args.redis_url
+    )
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     app = create_app(settings)
     uvicorn.run(
         app,
@@ -55,10 +59,15 @@ def _say(args: argparse.Namespace) -> int:
     catalog = load_catalog(settings)
     voice = catalog.get(args.voice or settings.default_voice)
     if voice is None:
-        print(f"unknown voice {args.voice!r}; available: {[i.id for i in catalog.infos()]}", file=sys.stderr)
+        print(
+            f"unknown voice {args.voice!r}; available: {[i.id for i in catalog.infos()]}",
+            file=sys.stderr,
+        )
         return 2
     try:
-        controls = parse_controls({"speed": args.speed, "emotion": args.emotion, "pitch_shift": args.pitch_shift})
+        controls = parse_controls(
+            {"speed": args.speed, "emotion": args.emotion, "pitch_shift": args.pitch_shift}
+        )
     except ProtocolError as exc:
         print(exc.message, file=sys.stderr)
         return 2

@@ -1,3 +1,5 @@
+import itertools
+
 import pytest
 
 from emostream.engine.chunker import ChunkSchedule
@@ -8,7 +10,7 @@ def test_windows_cover_exactly_once(total: int) -> None:
     sch = ChunkSchedule(first=12, size=48, context=10)
     ws = list(sch.windows(total))
     assert ws[0].start == 0 and ws[-1].end == total
-    for a, b in zip(ws, ws[1:]):
+    for a, b in itertools.pairwise(ws):
         assert a.end == b.start
     for w in ws:
         assert w.lo == max(0, w.start - 10) and w.hi == min(total, w.end + 10)

@@ -34,7 +34,9 @@ async def test_speech_ogg_opus_decodes(server: ServerThread) -> None:
 
 async def test_speech_pcm(server: ServerThread) -> None:
     async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
-        r = await client.post("/v1/audio/speech", json={"input": "Raw samples.", "response_format": "pcm"})
+        r = await client.post(
+            "/v1/audio/speech", json={"input": "Raw samples.", "response_format": "pcm"}
+        )
     assert r.status_code == 200 and len(r.content) % 2 == 0 and len(r.content) > 24000
 
 
@@ -55,7 +57,9 @@ async def test_speech_pcm(server: ServerThread) -> None:
 )
 async def test_speech_errors(server: ServerThread, body: bytes, status: int, code: str) -> None:
     async with httpx.AsyncClient(base_url=server.url) as client:
-        r = await client.post("/v1/audio/speech", content=body, headers={"content-type": "application/json"})
+        r = await client.post(
+            "/v1/audio/speech", content=body, headers={"content-type": "application/json"}
+        )
     assert r.status_code == status
     assert r.json()["error"]["code"] == code and r.json()["error"]["message"]
 

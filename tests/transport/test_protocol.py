@@ -13,7 +13,9 @@ from emostream.transport.protocol import (
 )
 from emostream.voices.base import VoiceInfo
 
-JOE = VoiceInfo(id="joe", model="piper-vits", language="en-US", sample_rate=22050, controls=("speed",))
+JOE = VoiceInfo(
+    id="joe", model="piper-vits", language="en-US", sample_rate=22050, controls=("speed",)
+)
 
 
 def proto(**kw: Any) -> SessionProtocol:

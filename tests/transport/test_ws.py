@@ -8,13 +8,14 @@ import time
 from typing import Any
 
 import numpy as np
-import pytest
 import websockets
 
 from tests.conftest import ServerThread
 
 
-async def collect(ws: Any, *, until: str = "done", timeout: float = 60) -> tuple[list[dict[str, Any]], list[bytes]]:
+async def collect(
+    ws: Any, *, until: str = "done", timeout: float = 60
+) -> tuple[list[dict[str, Any]], list[bytes]]:
     events: list[dict[str, Any]] = []
     audio: list[bytes] = []
     async with asyncio.timeout(timeout):
@@ -43,7 +44,15 @@ def decode_opus(packets: list[bytes], rate: int) -> np.ndarray:
 async def test_speaks_opus_of_plausible_length(server: ServerThread) -> None:
     text = "Hello there, this is a streaming test of the embedded voice."
     async with connect(server) as ws:
-        await ws.send(json.dumps({"type": "start", "format": {"codec": "opus", "sample_rate": 48000}, "timestamps": True}))
+        await ws.send(
+            json.dumps(
+                {
+                    "type": "start",
+                    "format": {"codec": "opus", "sample_rate": 48000},
+                    "timestamps": True,
+                }
+            )
+        )
         await ws.send(json.dumps({"type": "text", "text": text}))
         await ws.send(json.dumps({"type": "end"}))
         events, packets = await collect(ws)
@@ -51,7 +60,10 @@ async def test_speaks_opus_of_plausible_length(server: ServerThread) -> None:
     assert kinds[0] == "started" and kinds[-1] == "done"
     assert events[0]["controls"]["speed"] is True and events[0]["controls"]["pitch_shift"] is False
     segs = [e for e in events if e["type"] == "segment"]
-    assert [s["text"] for s in segs] == ["Hello there,", "this is a streaming test of the embedded voice."]
+    assert [s["text"] for s in segs] == [
+        "Hello there,",
+        "this is a streaming test of the embedded voice.",
+    ]
     stamps = [e for e in events if e["type"] == "timestamps"]
     assert len(stamps) == 2 and stamps[1]["units"][0]["start_ms"] >= segs[1]["start_ms"]
     audio = decode_opus(packets, 48000)
@@ -67,8 +79,23 @@ async def test_speaks_opus_of_plausible_length(server: ServerThread) -> None:
 async def test_pcm_token_by_token_and_reuse(server: ServerThread) -> None:
     async with connect(server) as ws:
         for _ in range(2):  # a second utterance on the same connection
-            await ws.send(json.dumps({"type": "start", "format": {"codec": "pcm_s16le", "sample_rate": 16000}}))
-            for token in "Streaming tokens one by one, like a chat model does.".split(" "):
+            await ws.send(
+                json.dumps(
+                    {"type": "start", "format": {"codec": "pcm_s16le", "sample_rate": 16000}}
+                )
+            )
+            for token in [
+                "Streaming",
+                "tokens",
+                "one",
+                "by",
+                "one,",
+                "like",
+                "a",
+                "chat",
+                "model",
+                "does.",
+            ]:
                 await ws.send(json.dumps({"type": "text", "text": token + " "}))
             await ws.send(json.dumps({"type": "end"}))
             events, chunks = await collect(ws)
