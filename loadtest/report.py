@@ -1,0 +1,137 @@
+"""Per-utterance records and the report built from them (sans-I/O)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from loadtest.stats import Histogram, summary
+
+
+@dataclass
+class UtteranceRecord:
+    """What one simulated listener saw of one utterance (client clock, ms)."""
+
+    stream: int  # which simulated stream (connection) it ran on
+    text_chars: int = 0
+    error: str | None = None  # error code (server's, or a client-side one) when it failed
+    first_audio_ms: float | None = None  # first packet - moment the first segment was complete
+    request_to_done_ms: float | None = None
+    delivery_ms: float | None = None  # last packet - request sent
+    audio_ms: float = 0.0  # packets x frame_ms
+    packets: int = 0
+    underruns: int = 0
+    underrun_ms: float = 0.0
+    rfc3550_jitter_ms: float = 0.0
+    server_first_audio_ms: float | None = None  # from the server's ``done``
+    server_rtf: float | None = None  # server compute / audio, from ``done``
+    server_audio_ms: float | None = None
+    playback_end_ms: float | None = None  # client clock: when the listener heard it all
+    gaps: Histogram = field(default_factory=Histogram)
+    jitter: Histogram = field(default_factory=Histogram)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def delivery_rtf(self) -> float | None:
+        """Wall time to deliver the audio / its duration (< 1: faster than real time)."""
+        if self.delivery_ms is None or self.audio_ms <= 0:
+            return None
+        return self.delivery_ms / self.audio_ms
+
+
+@dataclass(frozen=True)
+class Targets:
+    """What a good level means for ``--find-max``."""
+
+    p95_first_audio_ms: float = 200.0
+    max_underruns_per_min: float = 0.0
+    max_error_rate: float = 0.0
+
+
+def _vals(xs: list[float | None]) -> list[float]:
+    return [x for x in xs if x is not None and not math.isnan(x)]
+
+
+def build_report(
+    records: list[UtteranceRecord],
+    *,
+    wall_s: float,
+    concurrency: int | None = None,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Aggregate figures for one load level. ``wall_s`` is the measured window."""
+    ok = [r for r in records if r.ok]
+    gaps, jitter = Histogram(), Histogram()
+    for r in records:
+        gaps.merge(r.gaps)
+        jitter.merge(r.jitter)
+    audio_ms = sum(r.audio_ms for r in records)
+    audio_min = audio_ms / 60_000.0
+    underruns = sum(r.underruns for r in records)
+    underrun_ms = sum(r.underrun_ms for r in records)
+    errors = Counter(r.error for r in records if r.error is not None)
+    streams = sorted({r.stream for r in records})
+    per_stream_rtf: list[float] = []
+    for s in streams:
+        mine = [r for r in ok if r.stream == s and r.delivery_ms is not None and r.audio_ms > 0]
+        if mine:
+            per_stream_rtf.append(
+                sum(r.delivery_ms or 0.0 for r in mine) / sum(r.audio_ms for r in mine)
+            )
+    report: dict[str, Any] = {
+        "concurrency": concurrency,
+        "utterances": len(records),
+        "utterances_ok": len(ok),
+        "streams": len(streams),
+        "wall_s": round(wall_s, 2),
+        "first_audio_ms": summary(_vals([r.first_audio_ms for r in ok])),
+        "server_first_audio_ms": summary(_vals([r.server_first_audio_ms for r in ok])),
+        "rtf": {
+            "delivery_per_utterance": summary(_vals([r.delivery_rtf for r in ok]), digits=3),
+            "delivery_per_stream": summary(per_stream_rtf, digits=3),
+            "server_compute_per_utterance": summary(_vals([r.server_rtf for r in ok]), digits=3),
+            "aggregate_audio_s_per_wall_s": round(audio_ms / 1000.0 / wall_s, 3)
+            if wall_s > 0
+            else None,
+        },
+        "audio_s": round(audio_ms / 1000.0, 2),
+        "underruns": {
+            "count": underruns,
+            "total_ms": round(underrun_ms, 1),
+            "per_stream_minute": round(underruns / audio_min, 3) if audio_min else None,
+            "ms_per_stream_minute": round(underrun_ms / audio_min, 1) if audio_min else None,
+            "utterances_with_underrun": sum(1 for r in records if r.underruns),
+        },
+        "interarrival_gap_ms": gaps.summary(),
+        "jitter_ms": {
+            **jitter.summary(),
+            "rfc3550_mean": round(sum(r.rfc3550_jitter_ms for r in ok) / len(ok), 2)
+            if ok
+            else None,
+        },
+        "errors": dict(sorted(errors.items())),
+        "error_rate": round(sum(errors.values()) / len(records), 4) if records else None,
+    }
+    if extra:
+        report.update(extra)
+    return report
+
+
+def is_good(report: dict[str, Any], targets: Targets) -> bool:
+    """True when a level meets ``targets`` (and produced some audio at all)."""
+    if not report.get("utterances_ok"):
+        return False
+    p95 = report["first_audio_ms"]["p95"]
+    per_min = report["underruns"]["per_stream_minute"]
+    rate = report["error_rate"] or 0.0
+    return (
+        p95 is not None
+        and p95 <= targets.p95_first_audio_ms
+        and (per_min or 0.0) <= targets.max_underruns_per_min
+        and rate <= targets.max_error_rate
+    )
