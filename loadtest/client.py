@@ -288,6 +288,7 @@ async def run_open(
     all_conns: list[Any] = []
     records: list[UtteranceRecord] = []
     inflight = 0
+    opened = 0
     peak = 0
     failures = 0
     lag = Histogram()
@@ -295,15 +296,17 @@ async def run_open(
     lag_task = asyncio.create_task(_loop_lag(lag, stop))
 
     async def one(a: Arrival) -> None:
-        nonlocal inflight, peak, failures
+        nonlocal inflight, peak, failures, opened
         rec: UtteranceRecord
         if idle:
             ws = idle.pop()
-        elif len(all_conns) < max_connections:
+        elif opened < max_connections:
+            opened += 1  # reserve the slot before awaiting the handshake
             try:
                 ws = await connect(cfg)
             except Exception as exc:  # noqa: BLE001 (any connect failure)
                 log.warning("connect failed: %s", exc)
+                opened -= 1
                 failures += 1
                 records.append(UtteranceRecord(stream=a.index, error="connect_failed"))
                 return
@@ -324,6 +327,7 @@ async def run_open(
     try:
         for w in range(warmup):
             ws = await connect(cfg)
+            opened += 1
             all_conns.append(ws)
             await run_utterance(ws, pick(texts, w), stream=-1, cfg=cfg)
             idle.append(ws)
