@@ -195,10 +195,20 @@ def _line(r: dict[str, Any]) -> str:
 async def _run(args: argparse.Namespace, cfg: ClientConfig) -> dict[str, Any]:
     levels: list[dict[str, Any]] = []
     out: dict[str, Any] = {}
+    t_start = time.monotonic()
+
+    def out_of_time() -> bool:
+        left = args.max_total_s - (time.monotonic() - t_start)
+        if left < args.duration + args.warmup * 5.0:
+            log.warning("stopping: --max-total-s %.0f s would be exceeded", args.max_total_s)
+            out["stopped_early"] = f"--max-total-s {args.max_total_s:g} reached"
+            return True
+        return False
+
     if args.find_max:
         search = MaxSearch(start=args.start, limit=args.max_level, resolution=args.resolution,
                            relative_resolution=args.relative_resolution)  # fmt: skip
-        while (n := search.next_level()) is not None:
+        while (n := search.next_level()) is not None and not out_of_time():
             report = await run_level(args, cfg, float(n))
             levels.append(report)
             search.record(n, bool(report["good"]))
@@ -217,6 +227,8 @@ async def _run(args: argparse.Namespace, cfg: ClientConfig) -> dict[str, Any]:
     else:
         values = [float(v) for v in args.sweep.split(",")] if args.sweep else [args.level]
         for level in values:
+            if levels and out_of_time():
+                break
             report = await run_level(args, cfg, level)
             levels.append(report)
             log.info("%s", _line(report))
@@ -249,6 +261,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=0.1,
         help="find-max: ... or within this fraction of the good level",
     )
+    p.add_argument(
+        "--max-total-s",
+        type=float,
+        default=3600.0,
+        help="sweep/find-max: start no level that would end past this",
+    )
     p.add_argument("--p95-bound-ms", type=float, default=200.0)
     p.add_argument("--max-error-rate", type=float, default=0.0)
     p.add_argument("--duration", type=float, default=20.0, help="measured seconds per level")
@@ -275,6 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--metrics-url", default=None, help="default: the server's /metrics")
     p.add_argument("--no-metrics", action="store_true")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--server-cmd", default="", help="how the server was started (stored)")
     p.add_argument("--label", default="", help="free text stored in the report (device, notes)")
     p.add_argument("-o", "--output", default=None, help="write the JSON report here")
     p.add_argument("--plot", default=None, help="write the PNG plot here")
@@ -312,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
         "command": "python -m loadtest " + shlex.join(argv),
         "device": device,
         "label": args.label,
+        "server_command": args.server_cmd,
         "config": {
             "pattern": args.pattern,
             "duration_s": args.duration,

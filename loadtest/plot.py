@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -40,18 +41,15 @@ def plot_levels(
     if bound_ms is not None:
         ax1.axhline(bound_ms, color="red", lw=1, ls=":", label=f"bound {bound_ms:g} ms")
     if largest_good:
-        for ax in (ax1, ax2):
-            ax.axvline(largest_good, color="green", lw=1, ls="--")
-        ax1.annotate(
-            f"largest good: {largest_good:g}", (largest_good, ax1.get_ylim()[1] * 0.9),
-            color="green", ha="right", fontsize=9,
-        )  # fmt: skip
+        ax1.axvline(largest_good, color="green", lw=1, ls="--",
+                    label=f"largest good: {largest_good:g}")  # fmt: skip
+        ax2.axvline(largest_good, color="green", lw=1, ls="--")
     ax1.set_ylabel("first audio (ms, client clock)")
     ax1.set_yscale("log")
     ax1.grid(True, which="both", alpha=0.3)
     ax1.legend(fontsize=8, loc="upper left")
     if title:
-        ax1.set_title(title, fontsize=10)
+        ax1.set_title(textwrap.fill(title, 80), fontsize=9)
 
     ax2.plot(xs, col("underruns", "per_stream_minute"), "o-", color="tab:red", label="underruns")
     ax2.set_ylabel("underruns / stream-minute", color="tab:red")
@@ -63,6 +61,9 @@ def plot_levels(
     ax3.set_ylabel("aggregate audio s per wall s", color="tab:gray")
     if len(xs) > 1 and max(xs) / max(min(xs), 1e-9) >= 8:
         ax2.set_xscale("log", base=2)
+    if all(float(x).is_integer() for x in xs) and len(xs) <= 16:
+        ax2.set_xticks(xs, [f"{x:g}" for x in xs])
+        ax2.minorticks_off()
     fig.tight_layout()
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
