@@ -170,6 +170,7 @@ async def run_utterance(ws: Any, text: str, *, stream: int, cfg: ClientConfig) -
     rec.underruns = clock.underruns
     rec.underrun_ms = clock.underrun_ms
     rec.rfc3550_jitter_ms = clock.rfc3550_jitter_ms
+    rec.first_underrun_audio_ms = clock.first_underrun_audio_ms
     rec.gaps, rec.jitter = clock.gaps, clock.jitter
     if clock.last_arrival_ms is not None:
         rec.delivery_ms = clock.last_arrival_ms - t_request

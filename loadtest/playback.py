@@ -31,6 +31,7 @@ class PlaybackClock:
     underruns: int = 0
     underrun_ms: float = 0.0
     first_arrival_ms: float | None = None
+    first_underrun_audio_ms: float | None = None  # audio position where the first stall began
     last_arrival_ms: float | None = None
     gaps: Histogram = field(default_factory=Histogram)  # inter-arrival gap, ms
     jitter: Histogram = field(default_factory=Histogram)  # |gap - frame_ms|, ms
@@ -52,6 +53,8 @@ class PlaybackClock:
             self.rfc3550_jitter_ms += (d - self.rfc3550_jitter_ms) / 16.0
             if t_ms > self._next_play_ms:
                 late = True
+                if self.first_underrun_audio_ms is None:
+                    self.first_underrun_audio_ms = self.packets * self.frame_ms
                 self.underruns += 1
                 self.underrun_ms += t_ms - self._next_play_ms + self.rebuffer_ms
                 self._next_play_ms = t_ms + self.rebuffer_ms

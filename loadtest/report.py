@@ -25,6 +25,7 @@ class UtteranceRecord:
     underruns: int = 0
     underrun_ms: float = 0.0
     rfc3550_jitter_ms: float = 0.0
+    first_underrun_audio_ms: float | None = None  # audio position of the first stall
     server_first_audio_ms: float | None = None  # from the server's ``done``
     server_rtf: float | None = None  # server compute / audio, from ``done``
     server_audio_ms: float | None = None
@@ -106,6 +107,7 @@ def build_report(
             "per_stream_minute": round(underruns / audio_min, 3) if audio_min else None,
             "ms_per_stream_minute": round(underrun_ms / audio_min, 1) if audio_min else None,
             "utterances_with_underrun": sum(1 for r in records if r.underruns),
+            "first_stall_at_audio_ms": summary(_vals([r.first_underrun_audio_ms for r in records])),
         },
         "interarrival_gap_ms": gaps.summary(),
         "jitter_ms": {

@@ -13,6 +13,7 @@ def test_real_time_delivery_has_no_underruns() -> None:
     c = PlaybackClock(frame_ms=20, jitter_buffer_ms=60)
     assert not any(feed(c, [100 + 20 * k for k in range(50)]))
     assert c.underruns == 0 and c.underrun_ms == 0
+    assert c.first_underrun_audio_ms is None
     assert c.audio_ms == 1000
     assert c.playback_end_ms == pytest.approx(100 + 60 + 1000)
     assert c.jitter.quantile(0.99) == pytest.approx(0.0)
@@ -32,6 +33,7 @@ def test_late_packet_counts_once_and_shifts_the_clock() -> None:
     assert late == [False, True, False, False]
     assert c.underruns == 1
     assert c.underrun_ms == pytest.approx(120)
+    assert c.first_underrun_audio_ms == pytest.approx(20)
     # after the stall, packet 1 plays 200-220, 2 at 220, 3 at 240 -> end 260
     assert c.playback_end_ms == pytest.approx(260)
 

@@ -16,6 +16,7 @@ def rec(
     return UtteranceRecord(
         stream=stream, first_audio_ms=first, delivery_ms=times[-1] + first, audio_ms=c.audio_ms,
         packets=c.packets, underruns=c.underruns, underrun_ms=c.underrun_ms, gaps=c.gaps,
+        first_underrun_audio_ms=c.first_underrun_audio_ms,
         jitter=c.jitter, server_rtf=0.2, error=error,
     )  # fmt: skip
 
@@ -26,6 +27,7 @@ def test_report_aggregates() -> None:
     assert r["utterances"] == 5 and r["streams"] == 4 and r["utterances_ok"] == 5
     assert r["first_audio_ms"]["p50"] == pytest.approx(120.0)
     assert r["underruns"]["count"] == 1
+    assert r["underruns"]["first_stall_at_audio_ms"]["max"] == pytest.approx(40.0)
     audio_min = (4 * 3.0 + 0.06) / 60
     assert r["underruns"]["per_stream_minute"] == pytest.approx(1 / audio_min, rel=1e-3)
     assert r["rtf"]["aggregate_audio_s_per_wall_s"] == pytest.approx((12.06) / 6.0, rel=1e-3)
