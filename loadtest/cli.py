@@ -237,6 +237,21 @@ async def _run(args: argparse.Namespace, cfg: ClientConfig) -> dict[str, Any]:
     return out
 
 
+def plot_report(report: dict[str, Any], path: str) -> None:
+    """Draw ``report`` (as written by this tool) to the PNG at ``path``."""
+    from loadtest.plot import plot_levels
+
+    device = report.get("device", {})
+    what = report.get("label") or f"{device.get('cpu_model', '?')} ({device.get('nproc')} cores)"
+    bound = report.get("find_max", {}).get("criteria", {}).get("p95_first_audio_ms_max")
+    plot_levels(
+        report["levels"], path, x_label=X_LABELS[report["config"]["pattern"]],
+        bound_ms=bound or report["config"].get("p95_bound_ms", 200.0),
+        largest_good=report.get("find_max", {}).get("largest_good") or None,
+        title=f"EmoStream load test: {what}, {report['date'][:10]}",
+    )  # fmt: skip
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m loadtest", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
@@ -297,6 +312,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--label", default="", help="free text stored in the report (device, notes)")
     p.add_argument("-o", "--output", default=None, help="write the JSON report here")
     p.add_argument("--plot", default=None, help="write the PNG plot here")
+    p.add_argument(
+        "--replot",
+        default=None,
+        metavar="JSON",
+        help="only redraw --plot from a saved report, then exit",
+    )
     p.add_argument("-q", "--quiet", action="store_true")
     return p
 
@@ -306,6 +327,12 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(asctime)s %(name)s: %(message)s")  # fmt: skip
+    if args.replot:
+        if not args.plot:
+            sys.stderr.write("--replot needs --plot PNG\n")
+            return 2
+        plot_report(json.loads(Path(args.replot).read_text(encoding="utf-8")), args.plot)
+        return 0
     if not is_loopback_url(args.url):
         sys.stderr.write(f"refusing {args.url!r}: only ws://localhost or loopback addresses\n")
         return 2
@@ -355,15 +382,7 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         Path(args.output).write_text(text + "\n", encoding="utf-8")
     if args.plot and report["levels"]:
-        from loadtest.plot import plot_levels
-
-        best = report.get("find_max", {}).get("largest_good")
-        plot_levels(
-            report["levels"], args.plot, x_label=X_LABELS[args.pattern],
-            bound_ms=args.p95_bound_ms, largest_good=best or None,
-            title=f"EmoStream load test: {args.label or device['cpu_model']} "
-            f"({device['nproc']} cores), {started:%Y-%m-%d}",
-        )  # fmt: skip
+        plot_report(report, args.plot)
     if not args.quiet:
         for r in report["levels"]:
             sys.stdout.write(_line(r) + "\n")

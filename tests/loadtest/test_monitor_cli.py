@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from loadtest.cli import is_loopback_url, main, metrics_url_for, split_evenly
@@ -49,3 +52,24 @@ def test_helpers() -> None:
     assert split_evenly(10, 3) == [4, 3, 3]
     assert sum(split_evenly(1001, 8)) == 1001
     assert metrics_url_for("ws://127.0.0.1:9000/v1/stream") == "http://127.0.0.1:9000/metrics"
+
+
+def test_replot_from_saved_report(tmp_path: Path) -> None:
+    from loadtest.report import UtteranceRecord, build_report
+
+    levels = []
+    for n in (1, 2, 4):
+        recs = [
+            UtteranceRecord(stream=i, first_audio_ms=100.0 * n, audio_ms=3000.0) for i in range(n)
+        ]
+        levels.append(build_report(recs, wall_s=10.0, extra={"level": float(n)}))
+    report = {
+        "date": "2026-12-02T00:00:00+00:00", "label": "test", "levels": levels,
+        "config": {"pattern": "steady", "p95_bound_ms": 200.0},
+        "find_max": {"largest_good": 2, "criteria": {"p95_first_audio_ms_max": 200.0}},
+    }  # fmt: skip
+    src, png = tmp_path / "r.json", tmp_path / "r.png"
+    src.write_text(json.dumps(report))
+    assert main(["--replot", str(src), "--plot", str(png)]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    assert main(["--replot", str(src)]) == 2
