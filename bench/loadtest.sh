@@ -25,12 +25,15 @@ SERVER_CMD="$PY -m emostream serve --host 127.0.0.1 --port $PORT --device $DEVIC
 echo "== server: $SERVER_CMD"
 $SERVER_CMD >"$OUTDIR/$NAME.server.log" 2>&1 &
 SERVER_PID=$!
+LOAD_PID=""
 stop_server() {
+  [ -n "$LOAD_PID" ] && kill "$LOAD_PID" 2>/dev/null
   kill "$SERVER_PID" 2>/dev/null || true
   for _ in $(seq 1 50); do kill -0 "$SERVER_PID" 2>/dev/null || return 0; sleep 0.2; done
   kill -9 "$SERVER_PID" 2>/dev/null || true
 }
 trap stop_server EXIT
+trap 'exit 143' TERM INT
 
 # Wait (bounded) for /healthz.
 "$PY" - "$PORT" "$READY_TIMEOUT_S" "$SERVER_PID" <<'PYEOF'
@@ -55,4 +58,6 @@ PYEOF
 
 "$PY" -m loadtest --url "ws://127.0.0.1:$PORT/v1/stream" --server-pid "$SERVER_PID" \
   --server-cmd "$SERVER_CMD" --label "${LABEL:-}" \
-  -o "$OUTDIR/$NAME.json" --plot "$OUTDIR/$NAME.png" "$@"
+  -o "$OUTDIR/$NAME.json" --plot "$OUTDIR/$NAME.png" "$@" &
+LOAD_PID=$!
+wait "$LOAD_PID"
