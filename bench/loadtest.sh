@@ -27,7 +27,7 @@ $SERVER_CMD >"$OUTDIR/$NAME.server.log" 2>&1 &
 SERVER_PID=$!
 LOAD_PID=""
 stop_server() {
-  [ -n "$LOAD_PID" ] && kill "$LOAD_PID" 2>/dev/null
+  if [ -n "$LOAD_PID" ]; then kill "$LOAD_PID" 2>/dev/null || true; fi
   kill "$SERVER_PID" 2>/dev/null || true
   for _ in $(seq 1 50); do kill -0 "$SERVER_PID" 2>/dev/null || return 0; sleep 0.2; done
   kill -9 "$SERVER_PID" 2>/dev/null || true
