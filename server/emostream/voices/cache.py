@@ -259,7 +259,7 @@ class EmbeddingCache:
         if self._redis is not None:
             try:
                 await self._redis.aclose()
-            except Exception:  # noqa: BLE001 - closing a dead connection may fail; harmless
+            except Exception:
                 log.debug("error closing the redis client", exc_info=True)
 
 
