@@ -5,8 +5,8 @@ import asyncio
 import numpy as np
 import numpy.typing as npt
 import pytest
-from conftest import RedisServer
 from prometheus_client import CollectorRegistry
+from voice_fixtures import RedisServer
 
 from emostream.voices.cache import LRU, EmbeddingCache
 

@@ -8,7 +8,7 @@ import numpy.typing as npt
 import pytest
 import soundfile as sf
 import soxr
-from conftest import to_bytes
+from voice_fixtures import to_bytes
 
 from emostream.voices.clip import (
     SAMPLE_RATE,

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 import soxr
-from conftest import LIBRIVOX, to_bytes
+from voice_fixtures import LIBRIVOX, to_bytes
 
 from emostream.voices.clip import prepare_clip
 from emostream.voices.encoder import (
