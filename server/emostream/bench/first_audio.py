@@ -12,7 +12,7 @@ import json
 import statistics
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 SENTENCES = [
@@ -27,6 +27,22 @@ SENTENCES = [
 ]
 
 
+def host_info() -> dict[str, Any]:
+    """Where the client ran (the server is usually on the same loopback host)."""
+    import os
+    import platform
+
+    model = platform.processor()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            model = next(
+                (ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), model
+            )
+    except OSError:
+        pass
+    return {"cpus": os.cpu_count(), "cpu_model": model, "loadavg_1m": round(os.getloadavg()[0], 2)}
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -36,7 +52,9 @@ def percentile(values: list[float], q: float) -> float:
     return s[lo] + (s[hi] - s[lo]) * (k - lo)
 
 
-async def one_utterance(ws: Any, text: str, *, voice: str | None, codec: str, rate: int) -> dict[str, Any]:
+async def one_utterance(
+    ws: Any, text: str, *, voice: str | None, codec: str, rate: int
+) -> dict[str, Any]:
     start: dict[str, Any] = {"type": "start", "format": {"codec": codec, "sample_rate": rate}}
     if voice:
         start["voice"] = voice
@@ -66,7 +84,9 @@ async def one_utterance(ws: Any, text: str, *, voice: str | None, codec: str, ra
             }
 
 
-async def run(url: str, n: int, concurrency: int, voice: str | None, codec: str, rate: int, warmup: int) -> dict[str, Any]:
+async def run(
+    url: str, n: int, concurrency: int, voice: str | None, codec: str, rate: int, warmup: int
+) -> dict[str, Any]:
     import websockets
 
     results: list[dict[str, Any]] = []
@@ -76,9 +96,15 @@ async def run(url: str, n: int, concurrency: int, voice: str | None, codec: str,
         async with websockets.connect(url, compression=None, max_size=None) as ws:
             for _ in range(warmup):
                 next(counter, None)
-                await one_utterance(ws, SENTENCES[wid % len(SENTENCES)], voice=voice, codec=codec, rate=rate)
+                await one_utterance(
+                    ws, SENTENCES[wid % len(SENTENCES)], voice=voice, codec=codec, rate=rate
+                )
             while (i := next(counter, None)) is not None and len(results) < n:
-                results.append(await one_utterance(ws, SENTENCES[i % len(SENTENCES)], voice=voice, codec=codec, rate=rate))
+                results.append(
+                    await one_utterance(
+                        ws, SENTENCES[i % len(SENTENCES)], voice=voice, codec=codec, rate=rate
+                    )
+                )
 
     t0 = time.perf_counter()
     await asyncio.gather(*(worker(w) for w in range(concurrency)))
@@ -86,9 +112,12 @@ async def run(url: str, n: int, concurrency: int, voice: str | None, codec: str,
     firsts = [r["first_audio_ms"] for r in results if r["first_audio_ms"] is not None]
     audio_s = sum(r["audio_ms"] for r in results) / 1000
     return {
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "command": " ".join(["emostream", "bench", "first-audio", *sys.argv[3:]]) if len(sys.argv) > 2 else "",
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": " ".join(["emostream", "bench", "first-audio", *sys.argv[3:]])
+        if len(sys.argv) > 2
+        else "",
         "url": url,
+        "host": host_info(),
         "utterances": len(results),
         "concurrency": concurrency,
         "first_audio_ms": {
@@ -98,7 +127,9 @@ async def run(url: str, n: int, concurrency: int, voice: str | None, codec: str,
             "min": round(min(firsts), 1) if firsts else None,
             "max": round(max(firsts), 1) if firsts else None,
         },
-        "server_rtf_mean": round(statistics.fmean(r["server_rtf"] for r in results if r["server_rtf"]), 4),
+        "server_rtf_mean": round(
+            statistics.fmean(r["server_rtf"] for r in results if r["server_rtf"]), 4
+        ),
         "aggregate_realtime_x": round(audio_s / wall, 2),
         "audio_s": round(audio_s, 2),
         "wall_s": round(wall, 2),

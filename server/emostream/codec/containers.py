@@ -37,10 +37,7 @@ class OggOpusWriter:
         self._granule = 0
 
     def header(self) -> bytes:
-        head = (
-            b"OpusHead"
-            + struct.pack("<BBHIhB", 1, 1, self.pre_skip, self.sample_rate, 0, 0)
-        )
+        head = b"OpusHead" + struct.pack("<BBHIhB", 1, 1, self.pre_skip, self.sample_rate, 0, 0)
         vendor = b"emostream"
         tags = b"OpusTags" + struct.pack("<I", len(vendor)) + vendor + struct.pack("<I", 0)
         return self._page([head], granule=0, flags=0x02) + self._page([tags], granule=0)
@@ -75,7 +72,9 @@ class OggOpusWriter:
         return page[:22] + struct.pack("<I", crc) + page[26:]
 
 
-def wav_header(*, sample_rate: int, channels: int = 1, bits: int = 16, data_bytes: int | None = None) -> bytes:
+def wav_header(
+    *, sample_rate: int, channels: int = 1, bits: int = 16, data_bytes: int | None = None
+) -> bytes:
     """A RIFF/WAVE header. ``data_bytes=None`` writes the 'unknown length' sizes
     (0xFFFFFFFF) that streaming players accept."""
     size = 0xFFFFFFFF if data_bytes is None else data_bytes

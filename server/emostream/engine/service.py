@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import AsyncIterator
 
 from emostream.config import Settings
 from emostream.engine.runner import Runner, ThreadRunner

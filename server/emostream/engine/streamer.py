@@ -11,10 +11,9 @@ model call already in flight, whose result is dropped.
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable
-
-import numpy as np
+from typing import Any
 
 from emostream.codec.packetizer import OutputFormat, Packetizer
 from emostream.engine.chunker import ChunkSchedule, trim_output
@@ -69,7 +68,9 @@ class UtteranceRequest:
     stream_id: str = ""
 
 
-def unit_timestamps(latent: Latent, *, hop: int, sample_rate: int, offset_ms: float) -> list[dict[str, Any]]:
+def unit_timestamps(
+    latent: Latent, *, hop: int, sample_rate: int, offset_ms: float
+) -> list[dict[str, Any]]:
     """Per-unit start/end times (ms, utterance clock). Padding units (``_``, ``^``, ``$``)
     are merged into the unit before them."""
     out: list[dict[str, Any]] = []
@@ -116,7 +117,9 @@ async def stream_utterance(
         latent = await runner.acoustic(voice, text, request.controls)
         stats.compute_s += clock() - t0
         seg_offset_ms = 1000.0 * packetizer.samples_out / out_rate
-        yield Event({"type": "segment", "index": index, "text": text, "start_ms": round(seg_offset_ms, 1)})
+        yield Event(
+            {"type": "segment", "index": index, "text": text, "start_ms": round(seg_offset_ms, 1)}
+        )
         if request.timestamps and latent.units:
             yield Event(
                 {

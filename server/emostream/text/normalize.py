@@ -67,7 +67,7 @@ def digits_to_hanzi(number: str) -> str:
 
     def below_10k(n: int) -> str:
         units = ["", "十", "百", "千"]
-        out = []
+        out: list[str] = []
         zero = False
         for i in range(3, -1, -1):
             d = (n // 10**i) % 10

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -51,7 +52,9 @@ async def speech(request: Request) -> Response:
     if not isinstance(text, str) or not text.strip():
         return error(400, "empty_text", "'input' must be a non-empty string")
     if len(text) > service.settings.max_text_chars:
-        return error(413, "text_too_long", f"'input' is over {service.settings.max_text_chars} characters")
+        return error(
+            413, "text_too_long", f"'input' is over {service.settings.max_text_chars} characters"
+        )
     voice_id = body.get("voice") or service.settings.default_voice
     voice = service.catalog.get(voice_id) if isinstance(voice_id, str) else None
     if voice is None:
@@ -77,15 +80,21 @@ async def speech(request: Request) -> Response:
         return error(400, "empty_text", "'input' has no speakable text")
     if service.active >= service.settings.max_streams:
         return error(503, "busy", "server at its stream limit; retry shortly")
-    req = UtteranceRequest(voice=voice, controls=controls, fmt=fmt, stream_id=service.new_stream_id())
+    req = UtteranceRequest(
+        voice=voice, controls=controls, fmt=fmt, stream_id=service.new_stream_id()
+    )
     return StreamingResponse(_body(service, req, texts, fmt_name), media_type=media)
 
 
-async def _body(service: SpeechService, req: UtteranceRequest, texts: list[str], fmt_name: str) -> AsyncIterator[bytes]:
+async def _body(
+    service: SpeechService, req: UtteranceRequest, texts: list[str], fmt_name: str
+) -> AsyncIterator[bytes]:
     rate = req.fmt.sample_rate
     ogg: OggOpusWriter | None = None
     if fmt_name == "opus":
-        ogg = OggOpusWriter(sample_rate=rate, pre_skip=int(rate * 0.0065))  # libopus lookahead 6.5 ms
+        ogg = OggOpusWriter(
+            sample_rate=rate, pre_skip=int(rate * 0.0065)
+        )  # libopus lookahead 6.5 ms
         yield ogg.header()
     elif fmt_name == "wav":
         yield wav_header(sample_rate=rate)

@@ -12,8 +12,9 @@ Every bad message yields an :class:`SendError` action and leaves the state as it
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from emostream.codec.packetizer import FRAME_MS, FormatError, OutputFormat
 from emostream.text.normalize import normalize
@@ -131,7 +132,11 @@ class SessionProtocol:
         return self._request
 
     def receive_bytes(self, data: bytes) -> list[Action]:
-        return [SendError("binary_not_allowed", "send JSON text frames; audio flows server → client only")]
+        return [
+            SendError(
+                "binary_not_allowed", "send JSON text frames; audio flows server → client only"
+            )
+        ]
 
     def receive_text(self, raw: str) -> list[Action]:
         try:
@@ -163,7 +168,9 @@ class SessionProtocol:
     # -- handlers -----------------------------------------------------------------
     def _on_start(self, msg: dict[str, Any]) -> list[Action]:
         if self.state != "idle":
-            raise ProtocolError("already_started", "an utterance is in progress; send end or cancel first")
+            raise ProtocolError(
+                "already_started", "an utterance is in progress; send end or cancel first"
+            )
         voice_id = msg.get("voice") or self.default_voice
         if not isinstance(voice_id, str):
             raise ProtocolError("bad_value", "'voice' must be a string")

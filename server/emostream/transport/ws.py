@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
@@ -112,11 +113,16 @@ class StreamConnection:
         )
         self._task = asyncio.create_task(self._speak(request, req, self._queue))
 
-    async def _speak(self, request: UtteranceRequest, req: StartRequest, queue: asyncio.Queue[object]) -> None:
+    async def _speak(
+        self, request: UtteranceRequest, req: StartRequest, queue: asyncio.Queue[object]
+    ) -> None:
         cancelled = True
         stats = None
         try:
-            async with self.service.utterance(request, _queue_iter(queue), transport="ws") as (out, stats):
+            async with self.service.utterance(request, _queue_iter(queue), transport="ws") as (
+                out,
+                stats,
+            ):
                 async for item in out:
                     if isinstance(item, Packet):
                         await self._send_bytes(item.data)
@@ -130,7 +136,9 @@ class StreamConnection:
         except Exception as exc:  # a model failure must not take the connection down
             log.exception("utterance %s failed", req.stream_id)
             self.service.metrics.errors.labels("internal").inc()
-            await self._send_json({"type": "error", "code": "internal", "message": f"synthesis failed: {exc}"})
+            await self._send_json(
+                {"type": "error", "code": "internal", "message": f"synthesis failed: {exc}"}
+            )
         finally:
             if stats is not None:
                 await self._send_json(stats.as_done(req.fmt.sample_rate, cancelled=cancelled))
@@ -155,7 +163,10 @@ class StreamConnection:
         await self._send(data=data)
 
     async def _send(self, *, text: str | None = None, data: bytes | None = None) -> None:
-        if self.ws.client_state != WebSocketState.CONNECTED or self.ws.application_state != WebSocketState.CONNECTED:
+        if (
+            self.ws.client_state != WebSocketState.CONNECTED
+            or self.ws.application_state != WebSocketState.CONNECTED
+        ):
             return
         async with self._send_lock:
             try:

@@ -84,7 +84,9 @@ class PiperVoice:
         self._piper = _Piper.load(str(model_path), config_path=str(config_path))
         self._config = json.loads(Path(config_path).read_text(encoding="utf-8"))
         inference = self._config.get("inference", {})
-        self.noise_scale = inference.get("noise_scale", 0.667) if noise_scale is None else noise_scale
+        self.noise_scale = (
+            inference.get("noise_scale", 0.667) if noise_scale is None else noise_scale
+        )
         self.noise_w = inference.get("noise_w", 0.8) if noise_w is None else noise_w
         self.length_scale = float(inference.get("length_scale", 1.0))
         split = split_piper_graph(model_path)
