@@ -8,14 +8,14 @@ import numpy.typing as npt
 import pytest
 from prometheus_client import CollectorRegistry
 from starlette.applications import Starlette
-from test_clip import CATALOGUE
-from voice_fixtures import RedisServer, to_bytes
 
 from emostream.transport.voices_api import cloned_voice_dicts, voice_routes
 from emostream.voices.cache import EmbeddingCache
 from emostream.voices.clip import Clip, ClipIntake
 from emostream.voices.encoder import SpeakerEncoder, cosine
 from emostream.voices.registry import VoiceRegistry, is_cloned_id
+from tests.voices.test_clip import CATALOGUE
+from tests.voices.voice_fixtures import RedisServer, to_bytes
 
 Speech = tuple[npt.NDArray[np.float32], int]
 

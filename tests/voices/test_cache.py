@@ -6,9 +6,9 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from prometheus_client import CollectorRegistry
-from voice_fixtures import RedisServer
 
 from emostream.voices.cache import LRU, EmbeddingCache
+from tests.voices.voice_fixtures import RedisServer
 
 V = "ge2e-test"
 

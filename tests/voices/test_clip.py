@@ -8,7 +8,6 @@ import numpy.typing as npt
 import pytest
 import soundfile as sf
 import soxr
-from voice_fixtures import to_bytes
 
 from emostream.voices.clip import (
     SAMPLE_RATE,
@@ -19,6 +18,7 @@ from emostream.voices.clip import (
     prepare_clip,
     sniff_format,
 )
+from tests.voices.voice_fixtures import to_bytes
 
 Speech = tuple[npt.NDArray[np.float32], int]
 

@@ -10,7 +10,6 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 import soxr
-from voice_fixtures import LIBRIVOX, to_bytes
 
 from emostream.voices.clip import prepare_clip
 from emostream.voices.encoder import (
@@ -23,6 +22,7 @@ from emostream.voices.encoder import (
     partial_slices,
     shorten_pauses,
 )
+from tests.voices.voice_fixtures import LIBRIVOX, to_bytes
 
 Speech = tuple[npt.NDArray[np.float32], int]
 
