@@ -158,8 +158,14 @@ def shorten_pauses(
 # the encoder
 
 
-def default_model_path() -> Path:
-    """``models/speaker_encoder/ge2e.onnx`` in the checkout (or image) holding this package."""
+def default_model_path(models_dir: str | Path = "") -> Path:
+    """``models/speaker_encoder/ge2e.onnx`` in ``models_dir`` (``Settings.models_dir``) or
+    else in the checkout (or image) holding this package."""
+    if models_dir:
+        candidate = Path(models_dir).expanduser() / Path(MODEL_RELPATH).relative_to("models")
+        if candidate.is_file():
+            return candidate
+        raise FileNotFoundError(f"{candidate} not found (models_dir={models_dir!r})")
     here = Path(__file__).resolve()
     for parent in here.parents:
         candidate = parent / MODEL_RELPATH
