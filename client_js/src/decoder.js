@@ -91,7 +91,7 @@ export class PcmDecoder {
   close() {}
 }
 
-/** Opus through the `opus-decoder` wasm package (synchronous decode). */
+/** Opus through the `opus-decoder` wasm package (synchronous decode once its wasm is ready). */
 export class WasmOpusDecoder {
   constructor({ OpusDecoderClass, outputRate, onSamples, onError }) {
     this.kind = 'wasm';
@@ -99,11 +99,11 @@ export class WasmOpusDecoder {
     this.onSamples = onSamples;
     this.onError = onError || (() => {});
     this._cls = OpusDecoderClass;
-    this._dec = this._make();
+    this._make();
   }
 
   _make() {
-    return new this._cls({
+    const dec = new this._cls({
       channels: 1,
       streamCount: 1,
       coupledStreamCount: 0,
@@ -111,13 +111,30 @@ export class WasmOpusDecoder {
       sampleRate: this.outputRate,
       preSkip: 0,
     });
+    this._dec = dec;
+    this._isReady = false;
+    this._queue = []; // packets that came before the wasm instance was ready
+    this._ready = Promise.resolve(dec.ready).then(() => {
+      if (this._dec !== dec) return;
+      this._isReady = true;
+      const queued = this._queue;
+      this._queue = [];
+      for (const bytes of queued) this._decodeNow(bytes);
+    });
   }
 
+  /** Resolves when the wasm instance can decode. */
   get ready() {
-    return this._dec.ready;
+    return this._ready;
   }
 
   decode(bytes) {
+    if (!this._dec) return; // closed
+    if (this._isReady) this._decodeNow(bytes);
+    else this._queue.push(bytes);
+  }
+
+  _decodeNow(bytes) {
     const res = this._dec.decodeFrame(bytes);
     if (res.errors && res.errors.length) this.onError(new Error(res.errors[0].message));
     if (res.samplesDecoded > 0) {
@@ -126,15 +143,26 @@ export class WasmOpusDecoder {
     }
   }
 
-  async flush() {}
+  async flush() {
+    await this._ready;
+  }
 
   reset() {
-    this._dec.free();
-    this._dec = this._make();
+    this._free();
+    this._make();
   }
 
   close() {
-    this._dec.free();
+    this._free();
+    this._queue = [];
+  }
+
+  _free() {
+    const dec = this._dec;
+    this._dec = null;
+    if (!dec) return;
+    // free() needs the instance built; an unready one is freed once it is.
+    Promise.resolve(dec.ready).then(() => dec.free(), () => {});
   }
 }
 
