@@ -1,0 +1,187 @@
+// End to end: the EmoStream server (real when importable, else the fake fixture), the demo
+// page in headless Debian Chromium, real decoding and AudioWorklet playback.
+//
+//   node --test test/e2e.test.mjs
+//   EMOSTREAM_E2E_SERVER=real|fake  EMOSTREAM_PYTHON=/path/to/python  CHROMIUM_PATH=...
+//
+// Figures (first audio in the browser, ...) are printed as JSON lines starting with
+// "E2E_FIGURES" and written to artifacts/client_js/e2e-figures.json with the screenshots.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { launchBrowser } from './helpers/browser.mjs';
+import { startServer, REPO_ROOT } from './helpers/server.mjs';
+import { encodeWav } from '../src/wav.js';
+
+const ARTIFACTS = process.env.EMOSTREAM_ARTIFACTS || join(REPO_ROOT, 'artifacts', 'client_js');
+const SENTENCE = 'Hello! This is a streaming test of the browser client, and it should play without a single gap.';
+const LONG_TEXT = 'This sentence is long on purpose, so that there is plenty of audio still to come. '
+  + 'We will interrupt it as soon as the first sound plays, the way a user barges in on a voice bot. '
+  + 'If you can hear this part, the cancel did not work.';
+
+let server;
+let browser;
+let page;
+let pageLog = [];
+const pageErrors = [];
+const figures = { date: new Date().toISOString(), runs: {} };
+
+before(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  server = await startServer();
+  browser = await launchBrowser();
+  page = browser.page;
+  page.on('pageerror', (err) => pageErrors.push(String(err)));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') pageErrors.push(`console: ${msg.text()}`);
+  });
+  figures.server = server.kind;
+  figures.browser = browser.context.browser()?.version() ?? 'chromium';
+});
+
+after(async () => {
+  writeFileSync(join(ARTIFACTS, 'e2e-figures.json'), `${JSON.stringify(figures, null, 2)}\n`);
+  if (browser) await browser.close();
+  if (server) await server.stop();
+});
+
+async function openDemo(query = '') {
+  pageErrors.length = 0;
+  await page.goto(new URL(`/${query}`, server.base).href);
+  await page.evaluate(() => window.emostreamDemo.ready);
+  await page.waitForFunction(() => window.emostreamDemo.client.connected, null, { timeout: 10000 });
+  const info = await page.evaluate(() => ({
+    state: document.body.dataset.state,
+    voices: window.emostreamDemo.voices.map((v) => v.id),
+    ctx: window.emostreamDemo.client.player.context.state,
+    rate: window.emostreamDemo.client.player.context.sampleRate,
+  }));
+  assert.equal(info.state, 'idle');
+  assert.ok(info.voices.length >= 1, 'voice list filled from GET /v1/voices');
+  assert.equal(info.rate, 48000);
+  return info;
+}
+
+/** Type text, press Speak, wait until the page leaves `speaking`; returns lastStats. */
+async function speakViaUi(text, { button = '#speak', format } = {}) {
+  await page.fill('#text', text);
+  if (format) await page.selectOption('#format', format);
+  await page.click(button);
+  assert.equal(await page.evaluate(() => document.body.dataset.state), 'speaking');
+  await page.waitForFunction(() => document.body.dataset.state !== 'speaking', null, { timeout: 60000 });
+  const state = await page.evaluate(() => document.body.dataset.state);
+  const stats = await page.evaluate(() => window.emostreamDemo.lastStats);
+  pageLog = await page.evaluate(() => [...document.querySelectorAll('#log li')].map((li) => li.textContent));
+  assert.equal(state, 'idle', `page state after speaking (errors: ${JSON.stringify(stats && stats.errors)})`);
+  return stats;
+}
+
+function checkPlayback(name, stats, { decoder }) {
+  const playedMs = (stats.samplesPlayed / 48000) * 1000;
+  figures.runs[name] = { ...stats, playedMs };
+  if (stats.underruns) figures.runs[name].log = pageLog;
+  console.log(`E2E_FIGURES ${name} ${JSON.stringify({ server: server.kind, firstAudioMs: stats.firstAudioMs, firstPacketMs: stats.firstPacketMs, serverFirstAudioMs: stats.serverFirstAudioMs, underruns: stats.underruns, playedMs, audioMs: stats.audioMs, decoder: stats.decoder })}`);
+  assert.equal(stats.decoder, decoder);
+  assert.equal(stats.cancelled, false);
+  assert.deepEqual(stats.errors, []);
+  assert.ok(stats.audioMs > 1000, `server sent ${stats.audioMs} ms of audio for a sentence`);
+  // Everything decoded was played, and it matches what the server says it sent.
+  assert.equal(stats.samplesPlayed, stats.samplesDecoded, 'every decoded sample reached the speaker');
+  const tolerance = 25 + 0.005 * stats.audioMs;
+  assert.ok(Math.abs(playedMs - stats.audioMs) <= tolerance, `played ${playedMs.toFixed(1)} ms vs sent ${stats.audioMs} ms`);
+  assert.equal(stats.underruns, 0, 'no underruns');
+  assert.ok(stats.firstAudioMs > 0 && stats.firstAudioMs < 5000, `first audio ${stats.firstAudioMs} ms`);
+  assert.ok(stats.firstPacketMs <= stats.firstAudioMs, 'playback starts after the first packet');
+  assert.deepEqual(pageErrors, []);
+}
+
+test('WebCodecs Opus: speaks a sentence gaplessly, first audio measured in the browser', async () => {
+  await openDemo();
+  // Headless Chromium has no sound card; the AudioContext must still run (fake output).
+  assert.equal(await page.evaluate(() => window.emostreamDemo.client.player.context.state), 'running');
+  // Warm-up utterance (first request may load the model / JIT), then the measured one.
+  await speakViaUi('Warming up.');
+  const stats = await speakViaUi(SENTENCE);
+  checkPlayback('webcodecs', stats, { decoder: 'webcodecs' });
+  const readout = await page.textContent('#m-first');
+  assert.match(readout, /^\d+ ms$/);
+  assert.equal(await page.textContent('#m-underruns'), '0');
+  await page.screenshot({ path: join(ARTIFACTS, 'e2e-webcodecs.png'), fullPage: true });
+});
+
+test('wasm fallback (opus-decoder) when forced: same playback guarantees', async () => {
+  await openDemo('?decoder=wasm');
+  await speakViaUi('Warming up.');
+  const stats = await speakViaUi(SENTENCE);
+  checkPlayback('wasm', stats, { decoder: 'wasm' });
+  await page.screenshot({ path: join(ARTIFACTS, 'e2e-wasm.png'), fullPage: true });
+});
+
+test('PCM s16le at 24 kHz passes through and is resampled to 48 kHz', async () => {
+  await openDemo();
+  const stats = await speakViaUi(SENTENCE, { format: 'pcm_s16le/24000' });
+  const playedMs = (stats.samplesPlayed / 48000) * 1000;
+  figures.runs.pcm24 = { ...stats, playedMs };
+  assert.equal(stats.decoder, 'pcm');
+  assert.equal(stats.underruns, 0);
+  assert.ok(Math.abs(playedMs - stats.audioMs) <= 25 + 0.005 * stats.audioMs, `played ${playedMs} vs ${stats.audioMs}`);
+  assert.deepEqual(pageErrors, []);
+});
+
+test('tokens streamed word by word play without gaps', async () => {
+  await openDemo();
+  const stats = await speakViaUi(SENTENCE, { button: '#stream' });
+  figures.runs.tokens = stats;
+  assert.equal(stats.cancelled, false);
+  assert.equal(stats.samplesPlayed, stats.samplesDecoded);
+  assert.ok(stats.audioMs > 1000);
+  assert.equal(stats.underruns, 0);
+});
+
+test('barge-in: Stop silences playback at once and the page returns to idle', async () => {
+  await openDemo();
+  await page.fill('#text', LONG_TEXT);
+  await page.click('#speak');
+  await page.waitForFunction(() => (window.emostreamDemo.client.player.stats.samplesPlayed || 0) > 48000 * 0.3, null, { timeout: 30000 });
+  const t0 = Date.now();
+  await page.click('#stop');
+  await page.waitForFunction(() => document.body.dataset.state === 'idle', null, { timeout: 10000 });
+  const stopMs = Date.now() - t0;
+  const a = await page.evaluate(() => window.emostreamDemo.client.player.stats);
+  await new Promise((r) => setTimeout(r, 300));
+  const b = await page.evaluate(() => window.emostreamDemo.client.player.stats);
+  const stats = await page.evaluate(() => window.emostreamDemo.lastStats);
+  figures.runs.bargeIn = { stopMs, playedAtStop: a.samplesPlayed, cancelled: stats.cancelled };
+  assert.equal(stats.cancelled, true);
+  assert.equal(b.samplesPlayed, a.samplesPlayed, 'nothing plays after the cancel');
+  assert.equal(b.state, 'idle');
+  assert.ok(stats.samplesPlayed < stats.samplesDecoded || stats.audioMs < 8000, 'it was cut short');
+  // The connection takes the next utterance.
+  const next = await speakViaUi('Still here.');
+  assert.equal(next.cancelled, false);
+  assert.equal(next.samplesPlayed, next.samplesDecoded);
+});
+
+test('cloning: a reference clip is uploaded, or the page says cloning is unavailable', async () => {
+  await openDemo();
+  const rate = 16000;
+  const clip = Float32Array.from({ length: rate * 3 }, (_, i) => 0.3 * Math.sin((2 * Math.PI * 180 * i) / rate) * (0.6 + 0.4 * Math.sin((2 * Math.PI * 3 * i) / rate)));
+  const wavPath = join(ARTIFACTS, 'reference.wav');
+  writeFileSync(wavPath, Buffer.from(encodeWav(clip, rate)));
+  await page.fill('#clone-name', 'e2e-clone');
+  await page.setInputFiles('#clone-file', wavPath);
+  await page.click('#clone');
+  await page.waitForFunction(() => !/uploading/.test(document.getElementById('clone-status').textContent), null, { timeout: 60000 });
+  const status = await page.textContent('#clone-status');
+  figures.runs.clone = { status };
+  if (/ready/.test(status)) {
+    const voices = await page.evaluate(() => window.emostreamDemo.voices.map((v) => v.id));
+    assert.ok(voices.length >= 2, `new voice listed: ${voices}`);
+  } else {
+    assert.match(status, /does not offer cloning|cloning failed/);
+  }
+  assert.deepEqual(pageErrors.filter((e) => !/404|405|501|Failed to load resource/.test(e)), []);
+});
