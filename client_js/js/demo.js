@@ -2,7 +2,7 @@
 //   ?decoder=auto|webcodecs|wasm   force a decoder path (wasm = opus-decoder fallback)
 //   ?format=opus/48000             initial output format (also a select on the page)
 //   ?server=http://host:port/      talk to another server than the page's origin
-//   ?prebuffer=40                  initial pre-buffer in ms
+//   ?prebuffer=60                  initial pre-buffer in ms (default 60)
 // For scripts and tests: window.emostreamDemo = {client, lastStats, ready, speak(text, opts),
 // stream(text, opts), cancel()} and document.body.dataset.state = idle | speaking | error.
 
@@ -22,7 +22,7 @@ const wsUrl = (() => {
 const client = new EmoStreamClient({
   url: wsUrl,
   decoder: params.get('decoder') || 'auto',
-  playerOptions: { prebufferMs: Number(params.get('prebuffer') || 40) },
+  playerOptions: { prebufferMs: Number(params.get('prebuffer') || 60) },
 });
 
 const demo = {
@@ -127,7 +127,6 @@ const canvas = $('wave');
 const g = canvas.getContext('2d');
 const BLOCK = 480; // envelope block: 10 ms at 48 kHz
 let envelope = []; // [min, max] per block of the utterance's decoded audio
-let envRate = 48000;
 let blockAcc = { n: 0, lo: 0, hi: 0 };
 
 function resetEnvelope() {
@@ -136,7 +135,6 @@ function resetEnvelope() {
 }
 
 client.on('audio', ({ samples, sampleRate }) => {
-  envRate = sampleRate;
   const block = Math.round((BLOCK * sampleRate) / 48000);
   for (let i = 0; i < samples.length; i++) {
     const x = samples[i];
@@ -162,12 +160,13 @@ function draw() {
   // Utterance envelope, with the played part brighter.
   const n = envelope.length;
   if (n > 0) {
-    const perPx = Math.max(1, n / w);
+    // Whole utterance across the canvas (at least 10 s wide, so short ones are not stretched).
+    const span = Math.max(n, 1000);
     const played = client.player ? (client.player.stats.samplesPlayed / client.player.sampleRate) * 100 : n;
-    const cols = Math.min(w, n);
-    for (let x = 0; x < cols; x++) {
-      const a = Math.floor(x * perPx);
-      const b = Math.min(n, Math.floor((x + 1) * perPx) || a + 1);
+    for (let x = 0; x < w; x++) {
+      const a = Math.floor((x * span) / w);
+      if (a >= n) break;
+      const b = Math.min(n, Math.max(a + 1, Math.floor(((x + 1) * span) / w)));
       let lo = 0;
       let hi = 0;
       for (let i = a; i < b; i++) {

@@ -23,14 +23,14 @@ export class JitterBuffer {
   /**
    * @param {object} [options]
    * @param {number} [options.sampleRate=48000] rate of the samples pushed and rendered
-   * @param {number} [options.prebufferMs=40] audio queued before playback starts (<= 60 ms advised)
+   * @param {number} [options.prebufferMs=60] audio queued before playback starts (<= 60 ms advised)
    * @param {number} [options.growMs=40] added to the pre-buffer after each underrun
    * @param {number} [options.maxPrebufferMs=300] ceiling for the grown pre-buffer
    * @param {number} [options.initialCapacitySeconds=4] ring size; it doubles when full
    */
   constructor({
     sampleRate = 48000,
-    prebufferMs = 40,
+    prebufferMs = 60,
     growMs = 40,
     maxPrebufferMs = 300,
     initialCapacitySeconds = 4,

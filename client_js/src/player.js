@@ -14,7 +14,7 @@ export class AudioPlayer extends Emitter {
    * @param {AudioContext} [options.audioContext] share an existing context (its rate is used)
    * @param {number} [options.sampleRate=48000]
    * @param {AudioContextLatencyCategory|number} [options.latencyHint='interactive']
-   * @param {number} [options.prebufferMs=40] initial pre-buffer (<= 60 ms advised)
+   * @param {number} [options.prebufferMs=60] initial pre-buffer (<= 60 ms advised)
    * @param {number} [options.growMs=40] pre-buffer growth after an underrun
    * @param {number} [options.maxPrebufferMs=300]
    * @param {string} [options.workletUrl]
@@ -23,7 +23,7 @@ export class AudioPlayer extends Emitter {
     audioContext,
     sampleRate = 48000,
     latencyHint = 'interactive',
-    prebufferMs = 40,
+    prebufferMs = 60,
     growMs = 40,
     maxPrebufferMs = 300,
     workletUrl = WORKLET_URL,
