@@ -40,6 +40,7 @@ window.emostreamDemo = demo;
 function setState(state) {
   document.body.dataset.state = state;
   $('state').textContent = state;
+  scheduleDraw();
 }
 
 function log(text, cls) {
@@ -147,6 +148,25 @@ client.on('audio', ({ samples, sampleRate }) => {
   }
 });
 
+// Redraw only while speaking (at most ~25 frames/s) and once after a change: a busy canvas in
+// a software-rendered browser would take CPU from the decoder and the server on small machines.
+let drawPending = false;
+let lastDraw = 0;
+function scheduleDraw() {
+  if (drawPending) return;
+  drawPending = true;
+  requestAnimationFrame(frame);
+}
+function frame(now) {
+  drawPending = false;
+  const speaking = document.body.dataset.state === 'speaking';
+  if (!speaking || now - lastDraw >= 40) {
+    lastDraw = now;
+    draw();
+  }
+  if (speaking) scheduleDraw();
+}
+
 function draw() {
   const w = canvas.width;
   const h = canvas.height;
@@ -194,9 +214,8 @@ function draw() {
     }
     g.stroke();
   }
-  requestAnimationFrame(draw);
 }
-requestAnimationFrame(draw);
+scheduleDraw();
 
 // ------------------------------------------------------------------ live readout
 function showStats(s) {
@@ -225,7 +244,11 @@ client.on('underrun', (ev) => {
   $('m-prebuffer').textContent = fmtMs(ev.prebufferMs);
   log(`underrun #${ev.underruns}; pre-buffer now ${ev.prebufferMs} ms`, 'error');
 });
+let lastReadout = 0;
 client.on('stats', (ev) => {
+  const t = performance.now();
+  if (t - lastReadout < 100) return;
+  lastReadout = t;
   const rate = client.player ? client.player.sampleRate : 48000;
   const sent = client.player ? client.player.samplesPushed : 0;
   $('m-played').textContent = `${((ev.samplesPlayed / rate) * 1000).toFixed(0)} / ${((sent / rate) * 1000).toFixed(0)} ms`;

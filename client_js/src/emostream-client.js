@@ -55,7 +55,7 @@ class Utterance {
     this.backlog = []; // binary frames that arrived before the decoder was ready
     this.packets = 0;
     this.bytes = 0;
-    this.samplesDecoded = 0; // at the output (player) rate when a player is attached
+    this.samplesDecoded = 0; // at the decoder's output rate
     this.firstPacketMs = null;
     this.firstAudioMs = null;
     this.segments = [];
@@ -319,8 +319,7 @@ export class EmoStreamClient extends Emitter {
   _onSamples(utt, samples, rate) {
     if (utt.cancelled || utt.finished) return;
     const player = this.player;
-    const outRate = player ? player.sampleRate : rate;
-    utt.samplesDecoded += rate === outRate ? samples.length : Math.round((samples.length * outRate) / rate);
+    utt.samplesDecoded += samples.length; // at the decoder's output rate
     if (!player && utt.firstAudioMs === null) {
       utt.firstAudioMs = this.now() - utt.t0;
       this.emit('playing', { firstAudioMs: utt.firstAudioMs });
@@ -466,7 +465,8 @@ export class EmoStreamClient extends Emitter {
       firstPacketMs: utt.firstPacketMs,
       underruns: player ? player.stats.underruns : 0,
       samplesPlayed: player ? player.stats.samplesPlayed : 0,
-      samplesDecoded: utt.samplesDecoded,
+      // With a player: samples handed to it (at its rate, after any resampling).
+      samplesDecoded: player ? player.samplesPushed : utt.samplesDecoded,
       sampleRate: rate,
       audioMs: typeof done.audio_ms === 'number' ? done.audio_ms : null,
       serverFirstAudioMs: typeof done.first_audio_ms === 'number' ? done.first_audio_ms : null,
