@@ -18,9 +18,7 @@ import time
 
 import websockets
 
-DEFAULT_TEXT = (
-    "Hello! This is a streaming test of the browser client, and it should play without a single gap."
-)
+DEFAULT_TEXT = "Hello! This is a streaming test of the browser client, and it should play without a single gap."
 
 
 def simulate(arrivals_ms: list[float], frame_ms: float, prebuffer_ms: float) -> dict[str, float]:

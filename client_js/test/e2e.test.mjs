@@ -198,3 +198,25 @@ test('cloning: a reference clip is uploaded, or the page says cloning is unavail
   }
   assert.deepEqual(pageErrors.filter((e) => !/404|405|501|Failed to load resource/.test(e)), []);
 });
+
+test('microphone recording (fake device) produces a WAV clip for cloning', async () => {
+  await openDemo();
+  await page.click('#record');
+  await page.waitForFunction(() => /recording/.test(document.getElementById('clone-status').textContent), null, { timeout: 10000 });
+  await new Promise((r) => setTimeout(r, 1500));
+  await page.click('#record');
+  await page.waitForFunction(() => /recorded/.test(document.getElementById('clone-status').textContent), null, { timeout: 10000 });
+  const clip = await page.evaluate(async () => {
+    const src = document.getElementById('clone-preview').src;
+    const buf = await (await fetch(src)).arrayBuffer();
+    const v = new DataView(buf);
+    const tag = String.fromCharCode(...new Uint8Array(buf, 0, 4));
+    return { tag, bytes: buf.byteLength, rate: v.getUint32(24, true), channels: v.getUint16(22, true) };
+  });
+  figures.runs.microphone = clip;
+  assert.equal(clip.tag, 'RIFF', 'converted to WAV');
+  assert.equal(clip.channels, 1);
+  const seconds = (clip.bytes - 44) / 2 / clip.rate;
+  assert.ok(seconds > 1 && seconds < 3, `recorded ${seconds.toFixed(2)} s`);
+  assert.deepEqual(pageErrors, []);
+});
