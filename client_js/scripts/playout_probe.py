@@ -75,6 +75,10 @@ async def run_once(url: str, text: str, fmt: dict[str, object]) -> dict[str, obj
                 break
     done = events[-1][1]
     need = max(a - k * frame_ms for k, a in enumerate(arrivals)) - arrivals[0] if arrivals else 0.0
+    # Slack: how early each packet came for a player that starts at the first packet; the
+    # smallest value is the margin the server leaves (negative = a gap without pre-buffer).
+    slack = [arrivals[0] + k * frame_ms - a for k, a in enumerate(arrivals)]
+    worst = min(range(len(slack)), key=slack.__getitem__) if slack else 0
     # Gaps between consecutive bursts (> 5 ms apart), to show the chunk schedule.
     bursts = []
     start = 0
@@ -88,6 +92,8 @@ async def run_once(url: str, text: str, fmt: dict[str, object]) -> dict[str, obj
         "audio_ms": done.get("audio_ms"),
         "server_first_audio_ms": done.get("first_audio_ms"),
         "start_delay_needed_ms": round(need, 1),
+        "min_slack_ms": round(slack[worst], 1) if slack else None,
+        "min_slack_at_packet": worst,
         "segments_at_ms": [round(t, 1) for t, e in events if e.get("type") == "segment"],
         "bursts": bursts,
         "frame_ms": frame_ms,

@@ -144,6 +144,14 @@ test('PCM s16le at 24 kHz passes through and is resampled to 48 kHz (underruns r
   console.log(`E2E_FIGURES pcm24 ${JSON.stringify({ firstAudioMs: stats.firstAudioMs, underruns: stats.underruns })}`);
 });
 
+test('Opus encoded at 16 kHz decodes straight to 48 kHz (WebCodecs)', async () => {
+  await openDemo();
+  const stats = await speakViaUi(SENTENCE, { format: 'opus/16000' });
+  figures.runs.opus16 = stats;
+  checkExact(stats, { decoder: 'webcodecs' });
+  assert.equal(stats.samplesPlayed % 960, 0, 'whole 20 ms packets at 48 kHz');
+});
+
 test('tokens streamed word by word: everything sent is played', async () => {
   await openDemo();
   const stats = await speakViaUi(SENTENCE, { button: '#stream' });
