@@ -25,18 +25,26 @@ def clip_wav(voice: PiperVoice) -> bytes:
     return buf.getvalue()
 
 
-async def test_register_list_and_refuse_to_speak_a_clone(server: ServerThread, joe: PiperVoice) -> None:
+async def test_register_list_and_refuse_to_speak_a_clone(
+    server: ServerThread, joe: PiperVoice
+) -> None:
     wav = await asyncio.to_thread(clip_wav, joe)
     async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
-        r = await client.post("/v1/voices", files={"file": ("me.wav", wav, "audio/wav")}, data={"name": "Me"})
+        r = await client.post(
+            "/v1/voices", files={"file": ("me.wav", wav, "audio/wav")}, data={"name": "Me"}
+        )
         assert r.status_code == 201, r.text
         voice_id = r.json()["id"]
         listed = {v["id"]: v for v in (await client.get("/v1/voices")).json()["voices"]}
         assert listed["joe"]["speakable"] is True
-        assert listed[voice_id]["speakable"] is False and "not shipped" in listed[voice_id]["reason"]
+        assert (
+            listed[voice_id]["speakable"] is False and "not shipped" in listed[voice_id]["reason"]
+        )
         r = await client.post("/v1/audio/speech", json={"input": "Hi.", "voice": voice_id})
         assert r.status_code == 409 and r.json()["error"]["code"] == "voice_unavailable"
-        bad = await client.post("/v1/voices", files={"file": ("x.wav", b"RIFFjunk", "audio/wav")}, data={"name": "X"})
+        bad = await client.post(
+            "/v1/voices", files={"file": ("x.wav", b"RIFFjunk", "audio/wav")}, data={"name": "X"}
+        )
         assert bad.status_code in (400, 415, 422) and bad.json()["error"]["code"]
     async with websockets.connect(server.ws_url, compression=None) as ws:
         await ws.send(json.dumps({"type": "start", "voice": voice_id}))
