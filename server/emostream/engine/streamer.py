@@ -117,7 +117,7 @@ async def _acoustic_ahead(
         await out.put(None)
     except asyncio.CancelledError:
         raise
-    except Exception as exc:  # handed to the consumer, which re-raises it
+    except Exception as exc:  # noqa: BLE001 - handed to the consumer, which re-raises it
         await out.put(exc)
 
 
