@@ -41,11 +41,11 @@ class ChunkWindow:
 class ChunkSchedule:
     """Chunk sizes in frames: ``first``, then growing by ``growth`` up to ``size``.
 
-    Defaults: 12 frames (139 ms at 22.05 kHz, hop 256) first, then 18, 27, 40, 48: each
+    Defaults: 14 frames (163 ms at 22.05 kHz, hop 256) first, then 21, 31, 46, 48: each
     chunk's compute must fit in the audio already sent, so growth stays gentle.
     """
 
-    first: int = 12
+    first: int = 14
     size: int = 48
     growth: float = 1.5
     context: int = 10

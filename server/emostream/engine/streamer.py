@@ -102,14 +102,22 @@ async def _acoustic_ahead(
     stats: UtteranceStats,
     clock: Callable[[], float],
     out: asyncio.Queue[tuple[str, Latent] | BaseException | None],
+    go_ahead: asyncio.Event,
 ) -> None:
-    """Run the acoustic stage one segment ahead of the decoder (queue of size 1)."""
+    """Run the acoustic stage one segment ahead of the decoder (queue of size 1).
+
+    After the first segment it waits for ``go_ahead``: the consumer sets it once the
+    listener has audio buffered (or the current segment is fully decoded), so the
+    look-ahead never competes with the chunks a starving listener is waiting for.
+    """
     try:
         first = True
         async for text in segments:
             if first:
                 stats.started_at = clock()
                 first = False
+            else:
+                await go_ahead.wait()
             t0 = clock()
             latent = await runner.acoustic(request.voice, text, request.controls)
             stats.compute_s += clock() - t0
@@ -142,10 +150,18 @@ async def stream_utterance(
     out_rate = request.fmt.sample_rate
     hop = voice.hop_length
     ahead: asyncio.Queue[tuple[str, Latent] | BaseException | None] = asyncio.Queue(maxsize=1)
-    producer = asyncio.create_task(_acoustic_ahead(request, segments, runner, stats, clock, ahead))
+    go_ahead = asyncio.Event()
+    producer = asyncio.create_task(
+        _acoustic_ahead(request, segments, runner, stats, clock, ahead, go_ahead)
+    )
     try:
         index = 0
-        while (item := await ahead.get()) is not None:
+        while True:
+            go_ahead.set()  # waiting for the next segment: let the look-ahead run
+            item = await ahead.get()
+            if item is None:
+                break
+            go_ahead.clear()
             if isinstance(item, BaseException):
                 raise item
             text, latent = item
@@ -187,6 +203,8 @@ async def stream_utterance(
                         stats.first_audio_at = clock()
                     yield Packet(data)
                 stats.audio_samples = packetizer.samples_out
+                if not _listener_starving(stats, out_rate, clock()):
+                    go_ahead.set()
         for data in packetizer.finish():
             if stats.first_audio_at is None:
                 stats.first_audio_at = clock()
