@@ -46,7 +46,7 @@ def quantize_mel(mel: npt.NDArray[np.float32]) -> npt.NDArray[np.uint8]:
 
 
 def dequantize_mel(q: npt.NDArray[np.uint8]) -> npt.NDArray[np.float32]:
-    return (q.astype(np.float32) * np.float32((MEL_HI - MEL_LO) / 255.0) + np.float32(MEL_LO))
+    return q.astype(np.float32) * np.float32((MEL_HI - MEL_LO) / 255.0) + np.float32(MEL_LO)
 
 
 # ----------------------------------------------------------------------------- speakers
@@ -58,7 +58,11 @@ class Speaker:
 
 
 def make_speakers(
-    voices: Iterable[str], *, blends_en: int = 28, blends_zh: int = 16, seed: int = 0,
+    voices: Iterable[str],
+    *,
+    blends_en: int = 28,
+    blends_zh: int = 16,
+    seed: int = 0,
     cap: float = 0.7,
 ) -> list[Speaker]:
     """Stock Kokoro voices (English a*/b*, Mandarin z*) plus random balanced blends.
@@ -86,8 +90,11 @@ def make_speakers(
                 if max(w) / total <= cap:
                     break
             out.append(
-                Speaker(f"{lang}_blend{i:02d}", lang,
-                        {p: round(x / total, 4) for p, x in zip(parents, w)})
+                Speaker(
+                    f"{lang}_blend{i:02d}",
+                    lang,
+                    {p: round(x / total, 4) for p, x in zip(parents, w)},
+                )
             )
     return out
 
@@ -107,7 +114,10 @@ class Job:
 
 
 def plan(
-    sentences: dict[str, list[str]], speakers: list[Speaker], *, seed: int = 0,
+    sentences: dict[str, list[str]],
+    speakers: list[Speaker],
+    *,
+    seed: int = 0,
     max_tokens: int = 400,
 ) -> list[Job]:
     """Jobs for every sentence, each with a speaker of its language, in a shuffled order."""
@@ -127,8 +137,19 @@ def plan(
                 log.warning("skipping %s sentence %d (%d tokens)", lang, i, len(tokens))
                 continue
             spk = pool[r.randrange(len(pool))]
-            jobs.append(Job(f"{lang}{i:05d}", lang, text, spk.name, seq.ids(), seq.tones,
-                            seq.langs, seq.teacher_spans(), tokens))
+            jobs.append(
+                Job(
+                    f"{lang}{i:05d}",
+                    lang,
+                    text,
+                    spk.name,
+                    seq.ids(),
+                    seq.tones,
+                    seq.langs,
+                    seq.teacher_spans(),
+                    tokens,
+                )
+            )
     r.shuffle(jobs)
     return jobs
 
@@ -191,7 +212,9 @@ def unit_mel_frames(
 
 
 def features(
-    job: Job, audio24k: npt.NDArray[np.float32], token_frames: npt.NDArray[np.int64],
+    job: Job,
+    audio24k: npt.NDArray[np.float32],
+    token_frames: npt.NDArray[np.int64],
     f0_teacher: npt.NDArray[np.float32],
 ) -> Record:
     import soxr
@@ -206,11 +229,16 @@ def features(
     t_mel = (np.arange(n) * MEL.hop_length + MEL.hop_length / 2) / MEL.sample_rate
     f0 = np.interp(t_mel, t_f0, f0_teacher)
     return Record(
-        utt=job.utt, lang=job.lang, text=job.text, speaker=job.speaker,
-        ids=np.asarray(job.ids, np.int16), tones=np.asarray(job.tones, np.uint8),
+        utt=job.utt,
+        lang=job.lang,
+        text=job.text,
+        speaker=job.speaker,
+        ids=np.asarray(job.ids, np.int16),
+        tones=np.asarray(job.tones, np.uint8),
         langs=np.asarray(job.langs, np.uint8),
         durations=unit_mel_frames(token_frames, job.spans, n),
-        mel=quantize_mel(mel.T.astype(np.float32)), f0=f0.astype(np.float16),
+        mel=quantize_mel(mel.T.astype(np.float32)),
+        f0=f0.astype(np.float16),
         energy=energy.astype(np.float16),
         audio16k=soxr.resample(audio24k, KOKORO_SR, 16000).astype(np.float32),
     )
@@ -219,13 +247,14 @@ def features(
 # ------------------------------------------------------------------------------ shards
 def write_shard(records: list[Record], path: Path, *, preset: int = 6) -> int:
     """Pack records into one ``.npz.xz``; returns its size in bytes."""
+
     def offsets(xs: list[Any]) -> npt.NDArray[np.int64]:
         return np.concatenate([[0], np.cumsum([len(x) for x in xs])]).astype(np.int64)
 
     meta = [{"utt": r.utt, "lang": r.lang, "text": r.text, "speaker": r.speaker} for r in records]
-    ge2e = np.stack([
-        r.ge2e if r.ge2e is not None else np.full(256, np.nan, np.float16) for r in records
-    ]).astype(np.float16)
+    ge2e = np.stack(
+        [r.ge2e if r.ge2e is not None else np.full(256, np.nan, np.float16) for r in records]
+    ).astype(np.float16)
     arrays = {
         "meta": np.frombuffer(json.dumps(meta, ensure_ascii=False).encode(), np.uint8),
         "unit_offsets": offsets([r.ids for r in records]),
@@ -273,8 +302,17 @@ def read_shard(path: Path) -> Iterator[Utterance]:
     for i, m in enumerate(meta):
         u, f = slice(uo[i], uo[i + 1]), slice(fo[i], fo[i + 1])
         yield Utterance(
-            m["utt"], m["lang"], m["text"], m["speaker"], a["ids"][u], a["tones"][u],
-            a["langs"][u], a["durations"][u], a["mel"][f], a["f0"][f], a["energy"][f],
+            m["utt"],
+            m["lang"],
+            m["text"],
+            m["speaker"],
+            a["ids"][u],
+            a["tones"][u],
+            a["langs"][u],
+            a["durations"][u],
+            a["mel"][f],
+            a["f0"][f],
+            a["energy"][f],
             a["ge2e"][i],
         )
 
@@ -291,9 +329,7 @@ def job_styles(
     from emostream.train.teacher import blend, style_row
 
     tables = {s.name: blend(voices, s.weights) for s in speakers}
-    return np.stack([style_row(tables[j.speaker], len(j.tokens)) for j in jobs]).astype(
-        np.float32
-    )
+    return np.stack([style_row(tables[j.speaker], len(j.tokens)) for j in jobs]).astype(np.float32)
 
 
 def _worker_init(model: str, voices: str, speakers: list[dict[str, Any]]) -> None:
@@ -333,10 +369,18 @@ class _Embedder:
 
 
 def synthesize(
-    jobs: list[Job], speakers: list[Speaker], *, model: Path, voices: Path | None,
-    out_dir: Path, styles: npt.NDArray[np.float32] | None = None,
-    workers: int = 1, budget_s: float = 480.0, shard_mel_bytes: int = 20_000_000,
-    device: str | None = None, prefix: str = "shard",
+    jobs: list[Job],
+    speakers: list[Speaker],
+    *,
+    model: Path,
+    voices: Path | None,
+    out_dir: Path,
+    styles: npt.NDArray[np.float32] | None = None,
+    workers: int = 1,
+    budget_s: float = 480.0,
+    shard_mel_bytes: int = 20_000_000,
+    device: str | None = None,
+    prefix: str = "shard",
 ) -> dict[str, Any]:
     """Render jobs until done or ``budget_s`` passes; returns a summary (also for the manifest).
 
@@ -403,12 +447,19 @@ def synthesize(
             pool.terminate()
     flush()
     wall = time.monotonic() - t0
-    return {"utterances": done, "shards": shards, "audio_seconds": round(seconds, 2),
-            "wall_seconds": round(wall, 1), "workers": workers}
+    return {
+        "utterances": done,
+        "shards": shards,
+        "audio_seconds": round(seconds, 2),
+        "wall_seconds": round(wall, 1),
+        "workers": workers,
+    }
 
 
 # ----------------------------------------------------------------------------- manifest
-def write_manifest(corpus_dir: Path, speakers: list[Speaker], extra: dict[str, Any]) -> dict[str, Any]:
+def write_manifest(
+    corpus_dir: Path, speakers: list[Speaker], extra: dict[str, Any]
+) -> dict[str, Any]:
     """Scan all shards: hours per language and speaker, mean GE2E per speaker."""
     per_spk: dict[str, list[npt.NDArray[np.float32]]] = {}
     secs: dict[str, float] = {}
@@ -438,9 +489,14 @@ def write_manifest(corpus_dir: Path, speakers: list[Speaker], extra: dict[str, A
         "hours": round(sum(secs.values()) / 3600, 4),
         "hours_per_language": {k: round(v / 3600, 4) for k, v in sorted(lang_secs.items())},
         "speakers": [
-            {**asdict(s), "seconds": round(secs.get(s.name, 0.0), 1),
-             "ge2e_utterances": len(per_spk.get(s.name, [])), "ge2e": s.name in have}
-            for s in speakers if s.name in secs
+            {
+                **asdict(s),
+                "seconds": round(secs.get(s.name, 0.0), 1),
+                "ge2e_utterances": len(per_spk.get(s.name, [])),
+                "ge2e": s.name in have,
+            }
+            for s in speakers
+            if s.name in secs
         ],
         "shards": shards,
         "mel": {**asdict(MEL), "quantisation": {"dtype": "uint8", "lo": MEL_LO, "hi": MEL_HI}},
@@ -452,8 +508,13 @@ def write_manifest(corpus_dir: Path, speakers: list[Speaker], extra: dict[str, A
 
 
 def speaker_embeddings(
-    speakers: list[Speaker], texts: dict[str, list[str]], *, model: Path, voices: Path,
-    clips: int = 2, device: str | None = None,
+    speakers: list[Speaker],
+    texts: dict[str, list[str]],
+    *,
+    model: Path,
+    voices: Path,
+    clips: int = 2,
+    device: str | None = None,
 ) -> dict[str, npt.NDArray[np.float32]]:
     """Mean GE2E of ``clips`` teacher renderings per speaker (for corpora rendered on a host
     without resemblyzer). Unit-normalised, like resemblyzer's own utterance embeddings."""

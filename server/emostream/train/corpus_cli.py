@@ -36,8 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     s = sub.add_parser("synth", help="render jobs with Kokoro into shards")
     s.add_argument("--plan", type=Path, required=True)
     s.add_argument("--model", type=Path, required=True)
-    s.add_argument("--voices", type=Path, default=None,
-                   help="voices/ folder; without it, the plan's job_styles.npy is used")
+    s.add_argument(
+        "--voices",
+        type=Path,
+        default=None,
+        help="voices/ folder; without it, the plan's job_styles.npy is used",
+    )
     s.add_argument("--out", type=Path, required=True)
     s.add_argument("--workers", type=int, default=1)
     s.add_argument("--budget", type=float, default=480.0, help="seconds")
@@ -77,8 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             texts[lang] = lines[: a.limit] if a.limit else lines
         spk = corpus.make_speakers(load_voices(a.voices).keys(), seed=a.seed)
         a.out.mkdir(parents=True, exist_ok=True)
-        (a.out / "speakers.json").write_text(
-            json.dumps([corpus.asdict(x) for x in spk], indent=1))
+        (a.out / "speakers.json").write_text(json.dumps([corpus.asdict(x) for x in spk], indent=1))
         jobs = corpus.plan(texts, spk, seed=a.seed)
         corpus.save_jobs(jobs, a.out / "jobs.jsonl.xz")
         logging.info("%d jobs, %d speakers", len(jobs), len(spk))
@@ -90,13 +93,24 @@ def main(argv: list[str] | None = None) -> int:
         if a.voices is None:
             styles = np.load(a.plan / "job_styles.npy")[a.skip :]
         summary = corpus.synthesize(
-            jobs, _speakers(a.plan / "speakers.json"), model=a.model, voices=a.voices,
-            styles=styles, out_dir=a.out, workers=a.workers, budget_s=a.budget,
-            device=a.device, prefix=a.prefix,
+            jobs,
+            _speakers(a.plan / "speakers.json"),
+            model=a.model,
+            voices=a.voices,
+            styles=styles,
+            out_dir=a.out,
+            workers=a.workers,
+            budget_s=a.budget,
+            device=a.device,
+            prefix=a.prefix,
         )
         (a.out / f"{a.prefix}-summary.json").write_text(json.dumps(summary))
-        logging.info("%d utterances, %.0f s audio in %.0f s", len(summary["utterances"]),
-                     summary["audio_seconds"], summary["wall_seconds"])
+        logging.info(
+            "%d utterances, %.0f s audio in %.0f s",
+            len(summary["utterances"]),
+            summary["audio_seconds"],
+            summary["wall_seconds"],
+        )
     elif a.step == "pack":
         import numpy as np
 
@@ -118,8 +132,7 @@ def main(argv: list[str] | None = None) -> int:
             lang: sorted(sentences.generate(lang, 200, seed=99), key=len)[50 : 50 + a.clips]
             for lang in ("en", "zh")
         }
-        emb = corpus.speaker_embeddings(spk, texts, model=a.model, voices=a.voices,
-                                        clips=a.clips)
+        emb = corpus.speaker_embeddings(spk, texts, model=a.model, voices=a.voices, clips=a.clips)
         np.savez(a.out, **emb)  # type: ignore[arg-type]
     elif a.step == "manifest":
         man = corpus.write_manifest(a.corpus, _speakers(a.plan / "speakers.json"), {})

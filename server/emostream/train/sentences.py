@@ -64,10 +64,14 @@ def _en_templates(r: random.Random) -> Callable[[], str]:
         return str(r.choice([r.randint(2, 20), r.randint(21, 99), r.randint(100, 2500)]))
 
     forms: list[Callable[[], str]] = [
-        lambda: f"{pick(EN_NAMES)} {pick(EN_VERBS_PAST)} {pick(EN_OBJECTS)} at {pick(EN_PLACES)}"
-        f" {pick(EN_TIMES)}.",
-        lambda: f"Have you seen {pick(EN_OBJECTS)}? I think {pick(EN_NAMES)} left it near "
-        f"{pick(EN_PLACES)}.",
+        lambda: (
+            f"{pick(EN_NAMES)} {pick(EN_VERBS_PAST)} {pick(EN_OBJECTS)} at {pick(EN_PLACES)}"
+            f" {pick(EN_TIMES)}."
+        ),
+        lambda: (
+            f"Have you seen {pick(EN_OBJECTS)}? I think {pick(EN_NAMES)} left it near "
+            f"{pick(EN_PLACES)}."
+        ),
         lambda: f"{cap(pick(EN_PLACES))} was {pick(EN_ADJ)} and {pick(EN_ADJ)} {pick(EN_TIMES)}.",
         lambda: f"Wow, I can't believe {pick(EN_NAMES)} {pick(EN_VERBS_PAST)} {pick(EN_OBJECTS)}!",
         lambda: f"Thanks so much, {pick(EN_NAMES)}! That means a lot to me.",
@@ -75,10 +79,14 @@ def _en_templates(r: random.Random) -> Callable[[], str]:
         lambda: f"Why did {pick(EN_NAMES)} go to {pick(EN_PLACES)} {pick(EN_TIMES)}?",
         lambda: f"Please bring {pick(EN_OBJECTS)} and {pick(EN_OBJECTS)} to {pick(EN_PLACES)}.",
         lambda: f"We need {num()} chairs, {num()} plates, and {num()} candles for the party.",
-        lambda: f"The train leaves at {r.randint(1, 12)}:{r.choice(['05', '15', '30', '45'])}"
-        f" and arrives {r.randint(2, 59)} minutes later.",
-        lambda: f"{pick(EN_NAMES)} {pick(EN_ADVERBS)} {pick(EN_VERBS_PAST)} {pick(EN_OBJECTS)},"
-        f" then smiled.",
+        lambda: (
+            f"The train leaves at {r.randint(1, 12)}:{r.choice(['05', '15', '30', '45'])}"
+            f" and arrives {r.randint(2, 59)} minutes later."
+        ),
+        lambda: (
+            f"{pick(EN_NAMES)} {pick(EN_ADVERBS)} {pick(EN_VERBS_PAST)} {pick(EN_OBJECTS)},"
+            f" then smiled."
+        ),
         lambda: f"Is it true that {pick(EN_PLACES)} is closed {pick(EN_TIMES)}?",
         lambda: f"Oh no, I {pick(EN_VERBS_PAST)} {pick(EN_OBJECTS)} again!",
         lambda: f"Hey {pick(EN_NAMES)}, welcome back to the stream! How was {pick(EN_TOPICS)}?",
@@ -88,16 +96,24 @@ def _en_templates(r: random.Random) -> Callable[[], str]:
         lambda: f"Stop right there. Don't touch {pick(EN_OBJECTS)}!",
         lambda: f"I'm sorry to hear that. Losing {pick(EN_OBJECTS)} must feel awful.",
         lambda: f"Ugh, {pick(EN_PLACES)} smells terrible {pick(EN_TIMES)}.",
-        lambda: f"Wait, what? {pick(EN_NAMES)} and {pick(EN_NAMES)} {pick(EN_VERBS_PAST)} "
-        f"{pick(EN_OBJECTS)}?",
-        lambda: f"On {r.choice(['March', 'June', 'August', 'October', 'December'])} "
-        f"{r.randint(1, 28)}, {r.randint(1990, 2030)}, the {pick(EN_ADJ)} festival began.",
-        lambda: f"First open the door, then check {pick(EN_OBJECTS)}, and finally call "
-        f"{pick(EN_NAMES)}.",
+        lambda: (
+            f"Wait, what? {pick(EN_NAMES)} and {pick(EN_NAMES)} {pick(EN_VERBS_PAST)} "
+            f"{pick(EN_OBJECTS)}?"
+        ),
+        lambda: (
+            f"On {r.choice(['March', 'June', 'August', 'October', 'December'])} "
+            f"{r.randint(1, 28)}, {r.randint(1990, 2030)}, the {pick(EN_ADJ)} festival began."
+        ),
+        lambda: (
+            f"First open the door, then check {pick(EN_OBJECTS)}, and finally call "
+            f"{pick(EN_NAMES)}."
+        ),
         lambda: f"The price went up by {r.randint(2, 60)} percent, which is {pick(EN_ADJ)} news.",
-        lambda: f"{pick(EN_NAMES)} whispered, \"I think someone is following us.\"",
-        lambda: f"Could you speak a little more {pick(['slowly', 'loudly', 'softly', 'clearly'])},"
-        f" please?",
+        lambda: f'{pick(EN_NAMES)} whispered, "I think someone is following us."',
+        lambda: (
+            f"Could you speak a little more {pick(['slowly', 'loudly', 'softly', 'clearly'])},"
+            f" please?"
+        ),
         lambda: f"My favorite thing about {pick(EN_PLACES)} is the {pick(EN_ADJ)} view.",
         lambda: f"Yes! We finally beat the level after {num()} tries!",
     ]
@@ -131,8 +147,12 @@ def _zh_templates(r: random.Random) -> Callable[[], str]:
         return str(r.choice([r.randint(2, 20), r.randint(21, 99), r.randint(100, 3000)]))
 
     forms: list[Callable[[], str]] = [
-        lambda: f"{pick(ZH_NAMES)}{pick(ZH_TIMES)}在{pick(ZH_PLACES)}{pick(ZH_VERBS)}{pick(ZH_OBJECTS)}。",
-        lambda: f"你看到{pick(ZH_OBJECTS)}了吗？我觉得{pick(ZH_NAMES)}把它放在{pick(ZH_PLACES)}了。",
+        lambda: (
+            f"{pick(ZH_NAMES)}{pick(ZH_TIMES)}在{pick(ZH_PLACES)}{pick(ZH_VERBS)}{pick(ZH_OBJECTS)}。"
+        ),
+        lambda: (
+            f"你看到{pick(ZH_OBJECTS)}了吗？我觉得{pick(ZH_NAMES)}把它放在{pick(ZH_PLACES)}了。"
+        ),
         lambda: f"{pick(ZH_TIMES)}的{pick(ZH_PLACES)}又{pick(ZH_ADJ)}又{pick(ZH_ADJ)}。",
         lambda: f"哇，真不敢相信{pick(ZH_NAMES)}{pick(ZH_VERBS)}{pick(ZH_OBJECTS)}！",
         lambda: f"谢谢你，{pick(ZH_NAMES)}！这对我来说真的很重要。",
@@ -140,8 +160,10 @@ def _zh_templates(r: random.Random) -> Callable[[], str]:
         lambda: f"{pick(ZH_NAMES)}为什么{pick(ZH_TIMES)}去{pick(ZH_PLACES)}？",
         lambda: f"请把{pick(ZH_OBJECTS)}和{pick(ZH_OBJECTS)}带到{pick(ZH_PLACES)}。",
         lambda: f"我们需要{num()}把椅子、{num()}个盘子，还有{num()}根蜡烛。",
-        lambda: f"火车{r.randint(1, 12)}点{r.choice(['零五分', '一刻', '半', '四十分'])}出发，"
-        f"大概{r.randint(2, 59)}分钟以后到。",
+        lambda: (
+            f"火车{r.randint(1, 12)}点{r.choice(['零五分', '一刻', '半', '四十分'])}出发，"
+            f"大概{r.randint(2, 59)}分钟以后到。"
+        ),
         lambda: f"{pick(ZH_PLACES)}{pick(ZH_TIMES)}是不是关门了？",
         lambda: f"哎呀，我又{pick(ZH_VERBS)}{pick(ZH_OBJECTS)}！",
         lambda: f"欢迎{pick(ZH_NAMES)}回到直播间！{pick(ZH_TOPICS)}怎么样？",
@@ -149,9 +171,13 @@ def _zh_templates(r: random.Random) -> Callable[[], str]:
         lambda: f"太棒了，{pick(ZH_NAMES)}！我真为你感到{pick(ZH_FEELINGS)}。",
         lambda: f"站住，别碰{pick(ZH_OBJECTS)}！",
         lambda: f"听到这个消息我很难过，丢了{pick(ZH_OBJECTS)}一定很不好受。",
-        lambda: f"等一下，什么？{pick(ZH_NAMES)}和{pick(ZH_NAMES)}{pick(ZH_VERBS)}{pick(ZH_OBJECTS)}？",
-        lambda: f"{r.randint(1990, 2030)}年{r.randint(1, 12)}月{r.randint(1, 28)}日，"
-        f"{pick(ZH_ADJ)}的节日开始了。",
+        lambda: (
+            f"等一下，什么？{pick(ZH_NAMES)}和{pick(ZH_NAMES)}{pick(ZH_VERBS)}{pick(ZH_OBJECTS)}？"
+        ),
+        lambda: (
+            f"{r.randint(1990, 2030)}年{r.randint(1, 12)}月{r.randint(1, 28)}日，"
+            f"{pick(ZH_ADJ)}的节日开始了。"
+        ),
         lambda: f"价格涨了百分之{r.randint(2, 60)}，这真是{pick(ZH_ADJ)}的消息。",
         lambda: f"{pick(ZH_NAMES)}小声说：“我觉得有人在跟着我们。”",
         lambda: f"你能说得{pick(['慢', '大声', '清楚', '轻'])}一点吗？",

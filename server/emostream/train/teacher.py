@@ -63,7 +63,9 @@ def kokoro_vocab() -> dict[str, int]:
     return {str(k): int(v) for k, v in cfg["vocab"].items()}
 
 
-def load_voices(directory: Path, names: list[str] | None = None) -> dict[str, npt.NDArray[np.float32]]:
+def load_voices(
+    directory: Path, names: list[str] | None = None
+) -> dict[str, npt.NDArray[np.float32]]:
     """``{name: [510, 256] float32}`` from kokoro-js ``voices/*.bin`` (or a ``voices.npz``)."""
     packed = directory / "voices.npz"
     if packed.exists():
