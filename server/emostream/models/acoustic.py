@@ -21,6 +21,7 @@ live in :class:`AcousticConfig` so a checkpoint carries them.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -321,6 +322,16 @@ class AcousticModel(nn.Module):
             torch.ones(1),
             torch.ones(1, 5),
         )
+        with warnings.catch_warnings():  # the TorchScript exporter is deprecated but handles
+            warnings.simplefilter("ignore", DeprecationWarning)  # the dynamic length regulator
+            self._export(wrapper, example, path, opset)
+        self.train(was_training)
+        return path
+
+    @staticmethod
+    def _export(
+        wrapper: nn.Module, example: tuple[torch.Tensor, ...], path: Path, opset: int
+    ) -> None:
         torch.onnx.export(
             wrapper,
             example,
