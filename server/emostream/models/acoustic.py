@@ -323,7 +323,7 @@ class AcousticModel(nn.Module):
             torch.ones(1, 5),
         )
         with warnings.catch_warnings():  # the TorchScript exporter is deprecated but handles
-            warnings.simplefilter("ignore", DeprecationWarning)  # the dynamic length regulator
+            warnings.simplefilter("ignore")  # (and its tracer warnings are expected here)
             self._export(wrapper, example, path, opset)
         self.train(was_training)
         return path
