@@ -348,8 +348,6 @@ class AcousticModel(nn.Module):
                 "durations": {1: "N"},
             },
         )
-        self.train(was_training)
-        return path
 
 
 class _InferWrapper(nn.Module):
