@@ -30,7 +30,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from emostream.text.phonemes import NUM_LANGS, NUM_TONES, PUNCTUATION, SYMBOLS, BOS, EOS, SPACE
+from emostream.text.phonemes import BOS, EOS, NUM_LANGS, NUM_TONES, PUNCTUATION, SPACE, SYMBOLS
 from emostream.voices.base import EMOTIONS
 
 

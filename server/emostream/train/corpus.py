@@ -23,14 +23,15 @@ import logging
 import lzma
 import random
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from emostream.models.mel import MelConfig, mel_filterbank, magnitude_spectrogram
+from emostream.models.mel import MelConfig, magnitude_spectrogram, mel_filterbank
 
 log = logging.getLogger(__name__)
 

@@ -11,46 +11,18 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Callable
+from collections.abc import Callable
 
 # ---------------------------------------------------------------- English word lists
-EN_NAMES = (
-    "Alice Brian Chloe Daniel Emma Felix Grace Henry Isla Jack Kevin Laura Mason Nora Oliver "
-    "Priya Quentin Rosa Samuel Tara Umar Violet Walter Xavier Yusuf Zoe Marco Hannah Leo Mei"
-).split()
-EN_PLACES = (
-    "the library|the train station|the old harbor|the city park|the kitchen|the mountain cabin|"
-    "the coffee shop|the museum|the airport|the garden|the bridge|the school gym|the market|"
-    "the north tower|the beach|the hospital|the bakery|the studio|the river bank|the office"
-).split("|")
-EN_OBJECTS = (
-    "a yellow umbrella|the blue notebook|three fresh oranges|an old violin|the silver key|"
-    "a heavy box of books|the birthday cake|a map of the island|the broken clock|two tickets|"
-    "a cup of jasmine tea|the wooden chair|a strange letter|the red bicycle|a bag of groceries|"
-    "the photo album|a pair of gloves|the quarterly report|a jar of honey|the television remote"
-).split("|")
-EN_VERBS_PAST = (
-    "found|lost|carried|painted|fixed|borrowed|returned|dropped|packed|forgot|noticed|wrapped|"
-    "measured|shared|cleaned|ordered|photographed|hid|opened|delivered"
-).split("|")
-EN_ADJ = (
-    "quiet|bright|chilly|crowded|peaceful|gloomy|cheerful|enormous|tiny|ancient|modern|noisy|"
-    "gentle|rough|smooth|golden|misty|busy|lonely|fragrant"
-).split("|")
-EN_TIMES = (
-    "this morning|last night|yesterday afternoon|on Monday|at dawn|after lunch|before midnight|"
-    "every weekend|in the spring|at half past seven|around noon|early tomorrow"
-).split("|")
-EN_FEELINGS = (
-    "happy|nervous|excited|tired|surprised|grateful|worried|proud|confused|relieved|angry|"
-    "curious|disappointed|calm|thrilled"
-).split("|")
-EN_TOPICS = (
-    "the weather|your new game|the final match|this recipe|the music tonight|that movie|"
-    "the science project|my stream schedule|the puzzle|the travel plans|the new update|"
-    "the boss fight|the art contest|the book club|the concert"
-).split("|")
-EN_ADVERBS = "slowly|quickly|carefully|suddenly|quietly|happily|finally|barely|gently".split("|")
+EN_NAMES = ["Alice", "Brian", "Chloe", "Daniel", "Emma", "Felix", "Grace", "Henry", "Isla", "Jack", "Kevin", "Laura", "Mason", "Nora", "Oliver", "Priya", "Quentin", "Rosa", "Samuel", "Tara", "Umar", "Violet", "Walter", "Xavier", "Yusuf", "Zoe", "Marco", "Hannah", "Leo", "Mei"]
+EN_PLACES = ["the library", "the train station", "the old harbor", "the city park", "the kitchen", "the mountain cabin", "the coffee shop", "the museum", "the airport", "the garden", "the bridge", "the school gym", "the market", "the north tower", "the beach", "the hospital", "the bakery", "the studio", "the river bank", "the office"]
+EN_OBJECTS = ["a yellow umbrella", "the blue notebook", "three fresh oranges", "an old violin", "the silver key", "a heavy box of books", "the birthday cake", "a map of the island", "the broken clock", "two tickets", "a cup of jasmine tea", "the wooden chair", "a strange letter", "the red bicycle", "a bag of groceries", "the photo album", "a pair of gloves", "the quarterly report", "a jar of honey", "the television remote"]
+EN_VERBS_PAST = ["found", "lost", "carried", "painted", "fixed", "borrowed", "returned", "dropped", "packed", "forgot", "noticed", "wrapped", "measured", "shared", "cleaned", "ordered", "photographed", "hid", "opened", "delivered"]
+EN_ADJ = ["quiet", "bright", "chilly", "crowded", "peaceful", "gloomy", "cheerful", "enormous", "tiny", "ancient", "modern", "noisy", "gentle", "rough", "smooth", "golden", "misty", "busy", "lonely", "fragrant"]
+EN_TIMES = ["this morning", "last night", "yesterday afternoon", "on Monday", "at dawn", "after lunch", "before midnight", "every weekend", "in the spring", "at half past seven", "around noon", "early tomorrow"]
+EN_FEELINGS = ["happy", "nervous", "excited", "tired", "surprised", "grateful", "worried", "proud", "confused", "relieved", "angry", "curious", "disappointed", "calm", "thrilled"]
+EN_TOPICS = ["the weather", "your new game", "the final match", "this recipe", "the music tonight", "that movie", "the science project", "my stream schedule", "the puzzle", "the travel plans", "the new update", "the boss fight", "the art contest", "the book club", "the concert"]
+EN_ADVERBS = ["slowly", "quickly", "carefully", "suddenly", "quietly", "happily", "finally", "barely", "gently"]
 
 
 def _en_templates(r: random.Random) -> Callable[[], str]:
@@ -121,21 +93,14 @@ def _en_templates(r: random.Random) -> Callable[[], str]:
 
 
 # ---------------------------------------------------------------- Mandarin word lists
-ZH_NAMES = "小明 小红 王老师 李阿姨 张先生 陈医生 刘同学 赵经理 孙奶奶 周师傅 吴小姐 郑教授 林林 高飞 马丽".split()
-ZH_PLACES = (
-    "图书馆 火车站 公园 厨房 山顶 咖啡店 博物馆 机场 花园 大桥 体育馆 菜市场 海边 医院 面包店 "
-    "办公室 学校门口 地铁站 电影院 河边"
-).split()
-ZH_OBJECTS = (
-    "一把黄色的雨伞 蓝色的笔记本 三个新鲜的橘子 一把旧小提琴 银色的钥匙 一箱书 生日蛋糕 一张地图 "
-    "坏掉的闹钟 两张电影票 一杯茉莉花茶 木头椅子 一封奇怪的信 红色的自行车 一袋水果 相册 "
-    "一副手套 季度报告 一罐蜂蜜 遥控器"
-).split()
-ZH_VERBS = "找到了 弄丢了 搬走了 修好了 借来了 还回去了 打开了 整理好了 买到了 送来了 忘记了 拍下了".split()
-ZH_ADJ = "安静 热闹 明亮 寒冷 温暖 拥挤 干净 漂亮 古老 现代 舒服 神秘 美丽 奇怪 可爱".split()
-ZH_TIMES = "今天早上 昨天晚上 上个星期 周末 明天下午 中午 半夜 春天的时候 每天 刚才 去年冬天 下课以后".split()
-ZH_FEELINGS = "开心 紧张 激动 累 惊讶 感激 担心 骄傲 困惑 放心 生气 好奇 失望 平静".split()
-ZH_TOPICS = "天气 新游戏 决赛 这道菜 今晚的音乐 那部电影 科学作业 直播安排 旅行计划 新版本 画画比赛 读书会 演唱会".split()
+ZH_NAMES = ["小明", "小红", "王老师", "李阿姨", "张先生", "陈医生", "刘同学", "赵经理", "孙奶奶", "周师傅", "吴小姐", "郑教授", "林林", "高飞", "马丽"]
+ZH_PLACES = ["图书馆", "火车站", "公园", "厨房", "山顶", "咖啡店", "博物馆", "机场", "花园", "大桥", "体育馆", "菜市场", "海边", "医院", "面包店", "办公室", "学校门口", "地铁站", "电影院", "河边"]
+ZH_OBJECTS = ["一把黄色的雨伞", "蓝色的笔记本", "三个新鲜的橘子", "一把旧小提琴", "银色的钥匙", "一箱书", "生日蛋糕", "一张地图", "坏掉的闹钟", "两张电影票", "一杯茉莉花茶", "木头椅子", "一封奇怪的信", "红色的自行车", "一袋水果", "相册", "一副手套", "季度报告", "一罐蜂蜜", "遥控器"]
+ZH_VERBS = ["找到了", "弄丢了", "搬走了", "修好了", "借来了", "还回去了", "打开了", "整理好了", "买到了", "送来了", "忘记了", "拍下了"]
+ZH_ADJ = ["安静", "热闹", "明亮", "寒冷", "温暖", "拥挤", "干净", "漂亮", "古老", "现代", "舒服", "神秘", "美丽", "奇怪", "可爱"]
+ZH_TIMES = ["今天早上", "昨天晚上", "上个星期", "周末", "明天下午", "中午", "半夜", "春天的时候", "每天", "刚才", "去年冬天", "下课以后"]
+ZH_FEELINGS = ["开心", "紧张", "激动", "累", "惊讶", "感激", "担心", "骄傲", "困惑", "放心", "生气", "好奇", "失望", "平静"]
+ZH_TOPICS = ["天气", "新游戏", "决赛", "这道菜", "今晚的音乐", "那部电影", "科学作业", "直播安排", "旅行计划", "新版本", "画画比赛", "读书会", "演唱会"]
 ZH_DIGITS = "零一二三四五六七八九"
 
 
