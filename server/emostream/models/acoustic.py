@@ -109,7 +109,8 @@ class SelfAttention(nn.Module):
         scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(d // self.heads)
         scores = scores.masked_fill(pad.view(b, 1, 1, t), -1e4)
         w = self.drop(torch.softmax(scores.float(), dim=-1).to(v.dtype))
-        return self.out(torch.matmul(w, v).transpose(1, 2).reshape(b, t, d))
+        result: torch.Tensor = self.out(torch.matmul(w, v).transpose(1, 2).reshape(b, t, d))
+        return result
 
 
 class FFTBlock(nn.Module):
@@ -130,7 +131,8 @@ class FFTBlock(nn.Module):
         a = self.attn(x, pad)
         x = self.norm1(x + self.drop(a)) * keep
         y = self.conv2(F.relu(self.conv1(x.transpose(1, 2)))).transpose(1, 2)
-        return self.norm2(x + self.drop(y)) * keep
+        result: torch.Tensor = self.norm2(x + self.drop(y)) * keep
+        return result
 
 
 class VariancePredictor(nn.Module):
@@ -149,7 +151,8 @@ class VariancePredictor(nn.Module):
     def forward(self, x: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
         y = self.drop(self.norm1(F.relu(self.conv1(x.transpose(1, 2))).transpose(1, 2)))
         y = self.drop(self.norm2(F.relu(self.conv2(y.transpose(1, 2))).transpose(1, 2)))
-        return self.out(y).squeeze(-1).masked_fill(pad, 0.0)
+        result: torch.Tensor = self.out(y).squeeze(-1).masked_fill(pad, 0.0)
+        return result
 
 
 def length_regulate(
@@ -192,6 +195,11 @@ class AcousticModel(nn.Module):
             "pause_ids", torch.tensor(c.pause_ids, dtype=torch.long), persistent=False
         )
 
+    def _pause_ids(self) -> torch.Tensor:
+        ids = self.pause_ids
+        assert isinstance(ids, torch.Tensor)
+        return ids
+
     # ------------------------------------------------------------------ shared parts
     def encode(
         self,
@@ -217,14 +225,16 @@ class AcousticModel(nn.Module):
     ) -> torch.Tensor:
         p = self.pitch_proj(pitch.unsqueeze(1).to(x.dtype)).transpose(1, 2)
         e = self.energy_proj(energy.unsqueeze(1).to(x.dtype)).transpose(1, 2)
-        return x + p + e
+        result: torch.Tensor = x + p + e
+        return result
 
     def decode(self, x: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
         x = x + _positions(x.shape[1], self.config.d_model, x.device).to(x.dtype)
         for block in self.decoder:
             x = block(x, pad)
         mel = self.mel_out(x)
-        return mel.masked_fill(pad.unsqueeze(-1), self.config.mel_fill)
+        result: torch.Tensor = mel.masked_fill(pad.unsqueeze(-1), self.config.mel_fill)
+        return result
 
     # ----------------------------------------------------------------------- training
     def forward(
@@ -272,7 +282,7 @@ class AcousticModel(nn.Module):
         rate, shift, rng, energy_scale, pause = (controls[:, i : i + 1] for i in range(5))
         log_d = self.duration(x, pad)
         d = torch.clamp(torch.exp(log_d) - 1.0, min=0.0) / rate
-        is_pause = (ids.unsqueeze(-1) == self.pause_ids.view(1, 1, -1)).any(-1)
+        is_pause = (ids.unsqueeze(-1) == self._pause_ids().view(1, 1, -1)).any(-1)
         d = torch.where(is_pause, d * pause, d)
         durations = torch.clamp(torch.round(d), min=0).long() * (~pad).long()
         # pitch: normalised → log Hz, controls, back to normalised

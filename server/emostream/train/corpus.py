@@ -480,7 +480,7 @@ def write_manifest(
         for k, v in per_spk.items():
             m = np.mean(v, axis=0)
             means[k] = (m / (np.linalg.norm(m) + 1e-8)).astype(np.float32)
-        np.savez(corpus_dir / "speakers.npz", **means)  # type: ignore[arg-type]
+        np.savez(corpus_dir / "speakers.npz", **means)
     have = set()
     if (corpus_dir / "speakers.npz").exists():
         with np.load(corpus_dir / "speakers.npz") as z:

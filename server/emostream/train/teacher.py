@@ -93,7 +93,7 @@ def style_row(style_table: npt.NDArray[np.float32], num_tokens: int) -> npt.NDAr
     """Kokoro's style vector for an input of ``num_tokens`` tokens (pads not counted)."""
     if style_table.ndim == 1:
         return style_table
-    return style_table.reshape(-1, 256)[num_tokens]
+    return np.asarray(style_table.reshape(-1, 256)[num_tokens], dtype=np.float32)
 
 
 @dataclass

@@ -125,7 +125,9 @@ def collate(items: list[Item], c: AcousticConfig, device: torch.device) -> dict[
 def batches(items: list[Item], frames_per_batch: int, rng: random.Random) -> Iterator[list[Item]]:
     """Length-bucketed batches of about ``frames_per_batch`` mel frames, shuffled."""
     order = sorted(range(len(items)), key=lambda i: len(items[i].mel) + rng.random() * 40)
-    groups, cur, longest = [], [], 0
+    groups: list[list[int]] = []
+    cur: list[int] = []
+    longest = 0
     for i in order:
         longest = max(longest, len(items[i].mel))
         if cur and longest * (len(cur) + 1) > frames_per_batch:
@@ -253,7 +255,7 @@ def train(
             with torch.autocast("cuda", torch.bfloat16, enabled=amp):
                 parts = losses(model, collate(group, cfg, dev))
             opt.zero_grad(set_to_none=True)
-            parts["loss"].backward()
+            parts["loss"].backward()  # type: ignore[no-untyped-call]
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
             step += 1
