@@ -23,6 +23,7 @@ import logging
 import lzma
 import random
 import time
+import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -353,7 +354,9 @@ class _Embedder:
 
     def __init__(self, device: str | None) -> None:
         try:
-            from resemblyzer import VoiceEncoder, preprocess_wav
+            with warnings.catch_warnings():  # resemblyzer imports deprecated scipy paths
+                warnings.simplefilter("ignore")
+                from resemblyzer import VoiceEncoder, preprocess_wav
         except ImportError as exc:  # pragma: no cover - depends on the host
             log.warning("resemblyzer unavailable (%s): no GE2E embeddings", exc)
             self.encoder = None
@@ -520,7 +523,10 @@ def speaker_embeddings(
     """Mean GE2E of ``clips`` teacher renderings per speaker (for corpora rendered on a host
     without resemblyzer). Unit-normalised, like resemblyzer's own utterance embeddings."""
     import soxr
-    from resemblyzer import VoiceEncoder, preprocess_wav
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from resemblyzer import VoiceEncoder, preprocess_wav
 
     from emostream.text.phonemes import G2P
     from emostream.train.teacher import KokoroTeacher, blend, kokoro_vocab, load_voices

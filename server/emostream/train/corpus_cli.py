@@ -82,7 +82,9 @@ def main(argv: list[str] | None = None) -> int:
             texts[lang] = lines[: a.limit] if a.limit else lines
         spk = corpus.make_speakers(load_voices(a.voices).keys(), seed=a.seed)
         a.out.mkdir(parents=True, exist_ok=True)
-        (a.out / "speakers.json").write_text(json.dumps([dataclasses.asdict(x) for x in spk], indent=1))
+        (a.out / "speakers.json").write_text(
+            json.dumps([dataclasses.asdict(x) for x in spk], indent=1)
+        )
         jobs = corpus.plan(texts, spk, seed=a.seed)
         corpus.save_jobs(jobs, a.out / "jobs.jsonl.xz")
         logging.info("%d jobs, %d speakers", len(jobs), len(spk))
