@@ -32,7 +32,7 @@ def test_unit_average() -> None:
 @pytest.fixture(scope="module")
 def tiny_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A dozen real teacher utterances from the committed corpus, re-packed."""
-    shard = sorted(V1.glob("*.npz.xz"))[-1]
+    shard = max(V1.glob("*.npz.xz"))
     recs = []
     for u in itertools.islice(corpus.read_shard(shard), 12):
         assert int(u.durations.sum()) == u.mel.shape[0]

@@ -15,6 +15,8 @@ from pathlib import Path
 
 from emostream.train import corpus, sentences
 
+log = logging.getLogger(__name__)
+
 
 def _speakers(path: Path) -> list[corpus.Speaker]:
     return [corpus.Speaker(**d) for d in json.loads(path.read_text())]
@@ -87,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         jobs = corpus.plan(texts, spk, seed=a.seed)
         corpus.save_jobs(jobs, a.out / "jobs.jsonl.xz")
-        logging.info("%d jobs, %d speakers", len(jobs), len(spk))
+        log.info("%d jobs, %d speakers", len(jobs), len(spk))
     elif a.step == "synth":
         import numpy as np
 
@@ -108,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             prefix=a.prefix,
         )
         (a.out / f"{a.prefix}-summary.json").write_text(json.dumps(summary))
-        logging.info(
+        log.info(
             "%d utterances, %.0f s audio in %.0f s",
             len(summary["utterances"]),
             summary["audio_seconds"],
@@ -139,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         np.savez(a.out, **emb)  # type: ignore[arg-type]
     elif a.step == "manifest":
         man = corpus.write_manifest(a.corpus, _speakers(a.plan / "speakers.json"), {})
-        logging.info("%d utterances, %.3f h", man["utterances"], man["hours"])
+        log.info("%d utterances, %.3f h", man["utterances"], man["hours"])
     return 0
 
 

@@ -12,8 +12,8 @@ neutral, so the embedding has only learned "neutral" so far.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import numpy.typing as npt
