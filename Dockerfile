@@ -10,7 +10,9 @@ COPY server ./server
 COPY client_js ./client_js
 COPY models ./models
 RUN pip install --no-cache-dir .
-ENV EMOSTREAM_HOST=0.0.0.0 EMOSTREAM_PORT=8000
+ENV EMOSTREAM_HOST=0.0.0.0 EMOSTREAM_PORT=8000 EMOSTREAM_MODELS_DIR=/app/models \
+    EMOSTREAM_DATA_DIR=/data
+VOLUME /data
 EXPOSE 8000
 HEALTHCHECK CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz')"
 CMD ["emostream", "serve"]
@@ -26,6 +28,8 @@ COPY server ./server
 COPY client_js ./client_js
 COPY models ./models
 RUN pip install --no-cache-dir ".[gpu,redis]"
-ENV EMOSTREAM_HOST=0.0.0.0 EMOSTREAM_PORT=8000 EMOSTREAM_DEVICE=cuda
+ENV EMOSTREAM_HOST=0.0.0.0 EMOSTREAM_PORT=8000 EMOSTREAM_DEVICE=cuda \
+    EMOSTREAM_MODELS_DIR=/app/models EMOSTREAM_DATA_DIR=/data
+VOLUME /data
 EXPOSE 8000
 CMD ["emostream", "serve"]

@@ -11,7 +11,7 @@ DEV=0
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 apt_pkgs=(libopus0 libsndfile1)
-[ $DEV -eq 1 ] && apt_pkgs+=(redis-server chromium nodejs npm)
+[ $DEV -eq 1 ] && apt_pkgs+=(redis-server pocketsphinx-testdata chromium nodejs npm)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -34,6 +34,9 @@ if [ $DEV -eq 1 ]; then
   # A CPU build of torch; a bare 'torch' requirement could pull a multi-GB CUDA build.
   .venv/bin/python -m pip install -q "torch==${TORCH_VERSION:-2.13.0}"
   .venv/bin/python -m pip install -q -e ".[dev,redis,train]"
+  # Reference implementation for the speaker-encoder parity tests; its own requirements
+  # (torch, librosa, webrtcvad) come through the extras above.
+  .venv/bin/python -m pip install -q --no-deps "resemblyzer==0.1.4"
 else
   .venv/bin/python -m pip install -q -e .
 fi

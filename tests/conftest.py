@@ -62,11 +62,13 @@ class ServerThread:
 
 
 @pytest.fixture(scope="session")
-def server(joe: PiperVoice) -> Iterator[ServerThread]:
+def server(joe: PiperVoice, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
     from emostream.config import Settings
     from emostream.transport.app import create_app
     from emostream.voices.catalog import VoiceCatalog
 
-    app = create_app(Settings(max_text_chars=2000, max_streams=8), catalog=VoiceCatalog([joe]))
+    data_dir = str(tmp_path_factory.mktemp("emostream-data"))
+    settings = Settings(max_text_chars=2000, max_streams=8, data_dir=data_dir)
+    app = create_app(settings, catalog=VoiceCatalog([joe]))
     with ServerThread(app) as srv:
         yield srv

@@ -7,10 +7,10 @@ import asyncio
 import importlib
 import logging
 import sys
-from collections.abc import AsyncIterator
 
 BENCHES = {
     "first-audio": "emostream.bench.first_audio",
+    "quality": "emostream.bench.quality",
     "vocoder": "emostream.bench.vocoder",
 }
 
@@ -43,60 +43,31 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _say(args: argparse.Namespace) -> int:
-    import numpy as np
     import soundfile as sf
 
-    from emostream.codec.packetizer import OutputFormat
     from emostream.config import Settings
-    from emostream.engine.runner import ThreadRunner
-    from emostream.engine.streamer import Packet, UtteranceRequest, stream_utterance
-    from emostream.text.normalize import normalize
-    from emostream.text.splitter import Segmenter
+    from emostream.engine.oneshot import synthesize
     from emostream.transport.protocol import ProtocolError, parse_controls
+    from emostream.voices.base import UnsupportedControl
     from emostream.voices.catalog import load_catalog
 
     settings = Settings.from_env()
     catalog = load_catalog(settings)
     voice = catalog.get(args.voice or settings.default_voice)
     if voice is None:
-        print(
-            f"unknown voice {args.voice!r}; available: {[i.id for i in catalog.infos()]}",
-            file=sys.stderr,
-        )
+        known = [i.id for i in catalog.infos()]
+        print(f"unknown voice {args.voice!r}; available: {known}", file=sys.stderr)
         return 2
     try:
         controls = parse_controls(
             {"speed": args.speed, "emotion": args.emotion, "pitch_shift": args.pitch_shift}
         )
-    except ProtocolError as exc:
-        print(exc.message, file=sys.stderr)
-        return 2
-    seg = Segmenter()
-    texts = seg.feed(normalize(args.text)) + seg.flush()
-    fmt = OutputFormat(codec="pcm_s16le", sample_rate=args.sample_rate)
-
-    async def gen() -> AsyncIterator[str]:
-        for t in texts:
-            yield t
-
-    async def go() -> bytes:
-        runner = ThreadRunner(workers=1)
-        chunks = []
-        async for item in stream_utterance(UtteranceRequest(voice, controls, fmt), gen(), runner):
-            if isinstance(item, Packet):
-                chunks.append(item.data)
-        runner.close()
-        return b"".join(chunks)
-
-    from emostream.voices.base import UnsupportedControl
-
-    try:
-        pcm = asyncio.run(go())
-    except UnsupportedControl as exc:
+        pcm = asyncio.run(synthesize(voice, args.text, controls, sample_rate=args.sample_rate))
+    except (ProtocolError, UnsupportedControl) as exc:
         print(str(exc), file=sys.stderr)
         return 2
-    sf.write(args.output, np.frombuffer(pcm, dtype=np.int16), args.sample_rate)
-    print(f"wrote {args.output}: {len(pcm) / 2 / args.sample_rate:.2f} s")
+    sf.write(args.output, pcm, args.sample_rate)
+    print(f"wrote {args.output}: {len(pcm) / args.sample_rate:.2f} s")
     return 0
 
 

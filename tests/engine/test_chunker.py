@@ -21,6 +21,8 @@ def test_first_chunk_short_then_growing() -> None:
     ws = list(ChunkSchedule(first=12, size=48, growth=2.0, context=10).windows(500))
     sizes = [w.emitted for w in ws]
     assert sizes[0] == 12 and sizes[1] == 24 and max(sizes) == 48
+    gentle = [w.emitted for w in ChunkSchedule(first=12, size=48, context=10).windows(500)]
+    assert gentle[:4] == [12, 18, 27, 40] and max(gentle) == 48
 
 
 def test_not_first_starts_full_size() -> None:

@@ -27,6 +27,22 @@ SENTENCES = [
 ]
 
 
+def host_info() -> dict[str, Any]:
+    """Where the client ran (the server is usually on the same loopback host)."""
+    import os
+    import platform
+
+    model = platform.processor()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            model = next(
+                (ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), model
+            )
+    except OSError:
+        pass
+    return {"cpus": os.cpu_count(), "cpu_model": model, "loadavg_1m": round(os.getloadavg()[0], 2)}
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -101,6 +117,7 @@ async def run(
         if len(sys.argv) > 2
         else "",
         "url": url,
+        "host": host_info(),
         "utterances": len(results),
         "concurrency": concurrency,
         "first_audio_ms": {

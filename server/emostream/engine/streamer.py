@@ -10,6 +10,8 @@ model call already in flight, whose result is dropped.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -93,6 +95,40 @@ def unit_timestamps(
     return out
 
 
+async def _acoustic_ahead(
+    request: UtteranceRequest,
+    segments: AsyncIterator[str],
+    runner: Runner,
+    stats: UtteranceStats,
+    clock: Callable[[], float],
+    out: asyncio.Queue[tuple[str, Latent] | BaseException | None],
+    go_ahead: asyncio.Event,
+) -> None:
+    """Run the acoustic stage one segment ahead of the decoder (queue of size 1).
+
+    After the first segment it waits for ``go_ahead``: the consumer sets it once the
+    listener has audio buffered (or the current segment is fully decoded), so the
+    look-ahead never competes with the chunks a starving listener is waiting for.
+    """
+    try:
+        first = True
+        async for text in segments:
+            if first:
+                stats.started_at = clock()
+                first = False
+            else:
+                await go_ahead.wait()
+            t0 = clock()
+            latent = await runner.acoustic(request.voice, text, request.controls)
+            stats.compute_s += clock() - t0
+            await out.put((text, latent))
+        await out.put(None)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - handed to the consumer, which re-raises it
+        await out.put(exc)
+
+
 async def stream_utterance(
     request: UtteranceRequest,
     segments: AsyncIterator[str],
@@ -102,55 +138,82 @@ async def stream_utterance(
     stats: UtteranceStats | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> AsyncIterator[Packet | Event]:
-    """Yield packets and ``segment``/``timestamps`` events for every segment in order."""
+    """Yield packets and ``segment``/``timestamps`` events for every segment in order.
+
+    The acoustic stage of segment k+1 runs while segment k is being decoded, so the
+    next segment's audio is ready when the current one ends.
+    """
     voice = request.voice
     schedule = schedule or ChunkSchedule(context=voice.context_frames)
     stats = stats if stats is not None else UtteranceStats()
     packetizer = Packetizer(request.fmt, in_rate=voice.info.sample_rate)
     out_rate = request.fmt.sample_rate
     hop = voice.hop_length
-    index = 0
-    async for text in segments:
-        if index == 0:
-            stats.started_at = clock()
-        t0 = clock()
-        latent = await runner.acoustic(voice, text, request.controls)
-        stats.compute_s += clock() - t0
-        seg_offset_ms = 1000.0 * packetizer.samples_out / out_rate
-        yield Event(
-            {"type": "segment", "index": index, "text": text, "start_ms": round(seg_offset_ms, 1)}
-        )
-        if request.timestamps and latent.units:
+    ahead: asyncio.Queue[tuple[str, Latent] | BaseException | None] = asyncio.Queue(maxsize=1)
+    go_ahead = asyncio.Event()
+    producer = asyncio.create_task(
+        _acoustic_ahead(request, segments, runner, stats, clock, ahead, go_ahead)
+    )
+    try:
+        index = 0
+        while True:
+            go_ahead.set()  # waiting for the next segment: let the look-ahead run
+            item = await ahead.get()
+            if item is None:
+                break
+            go_ahead.clear()
+            if isinstance(item, BaseException):
+                raise item
+            text, latent = item
+            seg_offset_ms = 1000.0 * packetizer.samples_out / out_rate
             yield Event(
                 {
-                    "type": "timestamps",
+                    "type": "segment",
                     "index": index,
-                    "units": unit_timestamps(
-                        latent, hop=hop, sample_rate=voice.info.sample_rate, offset_ms=seg_offset_ms
-                    ),
+                    "text": text,
+                    "start_ms": round(seg_offset_ms, 1),
                 }
             )
-        index += 1
-        stats.segments = index
-        if latent.num_frames == 0:
-            continue
-        short_first = _listener_starving(stats, out_rate, clock())
-        for window in schedule.windows(latent.num_frames, first=short_first):
-            t0 = clock()
-            audio = await runner.decode(
-                voice, latent.frames[:, window.lo : window.hi], stream_id=request.stream_id
-            )
-            stats.compute_s += clock() - t0
-            for data in packetizer.push(trim_output(window, audio, hop)):
-                if stats.first_audio_at is None:
-                    stats.first_audio_at = clock()
-                yield Packet(data)
-            stats.audio_samples = packetizer.samples_out
-    for data in packetizer.finish():
-        if stats.first_audio_at is None:
-            stats.first_audio_at = clock()
-        yield Packet(data)
-    stats.audio_samples = packetizer.samples_out
+            if request.timestamps and latent.units:
+                yield Event(
+                    {
+                        "type": "timestamps",
+                        "index": index,
+                        "units": unit_timestamps(
+                            latent,
+                            hop=hop,
+                            sample_rate=voice.info.sample_rate,
+                            offset_ms=seg_offset_ms,
+                        ),
+                    }
+                )
+            index += 1
+            stats.segments = index
+            if latent.num_frames == 0:
+                continue
+            short_first = _listener_starving(stats, out_rate, clock())
+            for window in schedule.windows(latent.num_frames, first=short_first):
+                t0 = clock()
+                audio = await runner.decode(
+                    voice, latent.frames[:, window.lo : window.hi], stream_id=request.stream_id
+                )
+                stats.compute_s += clock() - t0
+                for data in packetizer.push(trim_output(window, audio, hop)):
+                    if stats.first_audio_at is None:
+                        stats.first_audio_at = clock()
+                    yield Packet(data)
+                stats.audio_samples = packetizer.samples_out
+                if not _listener_starving(stats, out_rate, clock()):
+                    go_ahead.set()
+        for data in packetizer.finish():
+            if stats.first_audio_at is None:
+                stats.first_audio_at = clock()
+            yield Packet(data)
+        stats.audio_samples = packetizer.samples_out
+    finally:
+        producer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await producer
 
 
 def _listener_starving(stats: UtteranceStats, out_rate: int, now: float) -> bool:

@@ -58,6 +58,9 @@ async def speech(request: Request) -> Response:
     voice_id = body.get("voice") or service.settings.default_voice
     voice = service.catalog.get(voice_id) if isinstance(voice_id, str) else None
     if voice is None:
+        reason = clone_unavailable(request.app, voice_id) if isinstance(voice_id, str) else None
+        if reason:
+            return error(409, "voice_unavailable", reason)
         known = [i.id for i in service.catalog.infos()]
         return error(404, "unknown_voice", f"unknown voice {voice_id!r}; available: {known}")
     fmt_name = body.get("response_format", "opus")
@@ -118,9 +121,29 @@ async def _body(
         log.warning("speech request refused: busy")
 
 
+CLONE_UNAVAILABLE = (
+    "cloned voices need the EmoStream acoustic model (speaker-embedding input), which is not "
+    "shipped yet; the embedding is stored and will speak once it is"
+)
+
+
 async def voices(request: Request) -> JSONResponse:
+    """Stock voices (speakable) and cloned voices (with ``speakable`` saying whether a loaded
+    model can speak them)."""
     service: SpeechService = request.app.state.service
-    return JSONResponse({"voices": [info.as_dict() for info in service.catalog.infos()]})
+    out: list[dict[str, Any]] = [
+        {**info.as_dict(), "type": "stock", "speakable": True} for info in service.catalog.infos()
+    ]
+    for voice in request.app.state.registry.voices():
+        out.append({**voice.as_dict(), "speakable": False, "reason": CLONE_UNAVAILABLE})
+    return JSONResponse({"voices": out})
+
+
+def clone_unavailable(request_app: Any, voice_id: str) -> str | None:
+    """Why a cloned voice cannot speak in this process (None if it is not a known clone)."""
+    if request_app.state.registry.get(voice_id) is None:
+        return None
+    return f"voice {voice_id!r}: {CLONE_UNAVAILABLE}"
 
 
 async def healthz(request: Request) -> JSONResponse:

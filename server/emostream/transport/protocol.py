@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from emostream.codec.packetizer import FRAME_MS, FormatError, OutputFormat
+from emostream.text.emotion import parse_prompt
 from emostream.text.normalize import normalize
 from emostream.text.splitter import Segmenter
 from emostream.voices.base import EMOTIONS, Controls, UnsupportedControl, VoiceInfo, check_controls
@@ -86,8 +87,21 @@ def _number(msg: dict[str, Any], key: str, default: float, lo: float, hi: float)
 
 
 def parse_controls(msg: dict[str, Any]) -> Controls:
-    """Controls from a ``start`` message (or an HTTP body); range-checked."""
+    """Controls from a ``start`` message (or an HTTP body); range-checked.
+
+    A free-text ``prompt`` ("用愤怒的语气", "a bit sad") sets ``emotion`` and ``intensity``
+    when they are not given explicitly.
+    """
     emotion = msg.get("emotion") or "neutral"
+    prompt = msg.get("prompt")
+    if prompt is not None:
+        if not isinstance(prompt, str) or len(prompt) > 500:
+            raise ProtocolError("bad_value", "'prompt' must be a string of at most 500 characters")
+        if not msg.get("emotion"):
+            guess = parse_prompt(prompt)
+            emotion = guess.label
+            if msg.get("intensity") is None:
+                msg = {**msg, "intensity": guess.intensity}
     if not isinstance(emotion, str) or emotion not in EMOTIONS:
         raise ProtocolError("bad_value", f"'emotion' must be one of {list(EMOTIONS)}")
     return Controls(
@@ -122,6 +136,8 @@ class SessionProtocol:
     default_voice: str = "joe"
     max_text_chars: int = 5000
     new_stream_id: Callable[[], str] = field(default=lambda: "")
+    # Why a known voice cannot speak here (e.g. a clone with no model for it), else None.
+    unavailable: Callable[[str], str | None] = field(default=lambda _id: None)
     state: State = "idle"
     _segmenter: Segmenter = field(default_factory=Segmenter)
     _chars: int = 0
@@ -176,10 +192,15 @@ class SessionProtocol:
             raise ProtocolError("bad_value", "'voice' must be a string")
         info = self.lookup_voice(voice_id)
         if info is None:
+            reason = self.unavailable(voice_id)
+            if reason:
+                raise ProtocolError("voice_unavailable", reason)
             raise ProtocolError("unknown_voice", f"unknown voice {voice_id!r}; see GET /v1/voices")
         controls = parse_controls(msg)
         try:
             check_controls(info, controls)
+            if msg.get("reference_audio") is not None and "speaker" not in info.controls:
+                raise UnsupportedControl(info.id, {"speaker"})
         except UnsupportedControl as exc:
             raise ProtocolError("unsupported_control", str(exc)) from exc
         fmt = parse_format(msg.get("format"))

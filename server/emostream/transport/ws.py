@@ -17,6 +17,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from emostream.engine.service import Busy, SpeechService
 from emostream.engine.streamer import Packet, UtteranceRequest
+from emostream.transport.http import clone_unavailable
 from emostream.transport.protocol import (
     BeginUtterance,
     CancelUtterance,
@@ -49,6 +50,7 @@ class StreamConnection:
             default_voice=service.settings.default_voice,
             max_text_chars=service.settings.max_text_chars,
             new_stream_id=service.new_stream_id,
+            unavailable=lambda voice_id: clone_unavailable(ws.app, voice_id),
         )
         self._send_lock = asyncio.Lock()
         self._queue: asyncio.Queue[object] | None = None
