@@ -248,4 +248,5 @@ class GpuVocoderEngine:
             n = job.frames.shape[1]
             start = 0 if job.side == "right" else batch.frames - n
             a, b = job.trim if job.trim is not None else (0, n)
-            job.future.set_result(audio[row, (start + a) * hop : (start + b) * hop].copy())
+            chunk = audio[row, (start + a) * hop : (start + b) * hop]
+            job.future.set_result(chunk.astype(np.float32, copy=True))
