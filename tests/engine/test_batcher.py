@@ -118,7 +118,7 @@ def test_no_starvation_with_many_streams() -> None:
 
 
 def test_skipped_long_stream_leads_next_batch() -> None:
-    b: Batcher[str] = Batcher(buckets=SPEC)
+    b: Batcher[str] = Batcher(buckets=SPEC, fixed_cost_frames=0.0)  # padding never pays
     b.submit("short", "s0", frames=20, now=0.0)
     b.submit("long", "l0", frames=100, now=0.0)
     b.submit("short2", "t0", frames=20, now=0.0)
@@ -166,3 +166,23 @@ def test_backlog_of_one_stream_fills_spare_rows_in_order() -> None:
     assert [i.payload for i in batch.items] == ["a0", "a1", "a2", "a3", "a4"]
     assert batch.size == 8 and batch.frames == 64
     assert 0 < batch.fill < 1
+
+
+def test_short_windows_join_a_long_batch_when_a_call_costs_more() -> None:
+    b: Batcher[str] = Batcher(buckets=SPEC, fixed_cost_frames=256.0)
+    b.submit("new", "first", frames=30, now=0.0)  # a first chunk leads the round-robin
+    for s in range(5):
+        b.submit(s, f"long{s}", frames=92, now=0.0)
+    batch = b.next_batch(1.0)
+    assert batch is not None and batch.frames == 128 and len(batch.items) == 6
+
+
+def test_long_window_waits_when_padding_costs_more() -> None:
+    b: Batcher[str] = Batcher(buckets=SPEC, fixed_cost_frames=16.0)
+    for s in range(8):
+        b.submit(s, f"short{s}", frames=30, now=0.0)
+    b.submit("x", "long", frames=120, now=0.0)
+    first = b.next_batch(1.0)
+    assert first is not None and first.frames == 32 and len(first.items) == 8
+    second = b.next_batch(1.0)
+    assert second is not None and [i.payload for i in second.items] == ["long"]
