@@ -67,6 +67,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--streams", default="250,500,750,1000,1250,1500,1750,2000,2500,3000")
     p.add_argument("--seconds", type=float, default=12.0, help="simulated time per N")
     p.add_argument("--max-batch", type=int, default=128, help="largest engine batch bucket")
+    p.add_argument("--batch-sizes", default="1,2,4,8,16,24,32,48,64,96,128")
+    p.add_argument("--frame-buckets", default="32,64,96,128")
+    p.add_argument("--chunk-size", type=int, default=64, help="later chunks' emitted frames")
     p.add_argument("--max-wait-ms", type=float, default=2.0)
     p.add_argument("--first-budget-ms", type=float, default=150.0)
     p.add_argument("--utterance-frames", type=int, default=430, help="~5 s per utterance")
@@ -271,7 +274,8 @@ async def _simulate(
     total = args.utterance_frames
     reps = -(-total // mel.shape[1])
     utter = np.ascontiguousarray(np.tile(mel, (1, reps))[:, :total])
-    windows = list(SCHEDULE.windows(total))
+    schedule = ChunkSchedule(first=16, size=args.chunk_size, growth=2.0, context=14)
+    windows = list(schedule.windows(total))
     sides = [pad_side(w, total) for w in windows]
     frame_s = HOP / SR
     first_budget = float(args.first_budget_ms) / 1000.0
@@ -359,10 +363,15 @@ async def _simulate(
 
 
 async def _engine_ramp(
-    backend: Any, mel: npt.NDArray[np.float32], args: argparse.Namespace
+    backend: Any,
+    mel: npt.NDArray[np.float32],
+    args: argparse.Namespace,
+    progress: Callable[[dict[str, Any]], None] = lambda _: None,
 ) -> dict[str, Any]:
-    sizes = tuple(b for b in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512) if b <= args.max_batch)
-    spec = BucketSpec(frames=(32, 64, 96, 128), batch_sizes=sizes)
+    sizes = tuple(int(b) for b in args.batch_sizes.split(",") if int(b) <= args.max_batch)
+    spec = BucketSpec(
+        frames=tuple(int(f) for f in args.frame_buckets.split(",")), batch_sizes=sizes
+    )
     runs: list[dict[str, Any]] = []
     best = 0
     late_runs = 0
@@ -379,6 +388,7 @@ async def _engine_ramp(
         )
         runs.append(result)
         log.info("engine: %s", result)
+        progress({"partial": True, "runs": runs, "chunk_size": args.chunk_size})
         if result["late"] == 0 and result["chunks"] > 0:
             best = max(best, n)
         else:
@@ -386,7 +396,7 @@ async def _engine_ramp(
             if late_runs >= args.stop_after_late:
                 break
     return {
-        "schedule": {"first": SCHEDULE.first, "size": SCHEDULE.size, "context": SCHEDULE.context},
+        "schedule": {"first": 16, "size": args.chunk_size, "growth": 2.0, "context": 14},
         "buckets": {"frames": list(spec.frames), "batch_sizes": list(spec.batch_sizes)},
         "max_wait_ms": args.max_wait_ms,
         "first_budget_ms": args.first_budget_ms,
@@ -436,7 +446,12 @@ def main(argv: list[str] | None = None) -> int:
         ("accuracy", lambda: bench_accuracy(backends, mel, source)),
     ]
     best = backends.get("graph_fp16") or backends["eager_fp32"]
-    steps.append(("engine", lambda: asyncio.run(_engine_ramp(best, mel, args))))
+
+    def engine_progress(partial: dict[str, Any]) -> None:
+        result["engine"] = partial
+        save()
+
+    steps.append(("engine", lambda: asyncio.run(_engine_ramp(best, mel, args, engine_progress))))
     failed = 0
     for name, step in steps:
         if name not in sections:

@@ -44,7 +44,7 @@ class BucketSpec:
     windows (up to ~107 when a short tail is folded into the last chunk)."""
 
     frames: tuple[int, ...] = (32, 64, 96, 128)
-    batch_sizes: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128)
+    batch_sizes: tuple[int, ...] = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128)
 
     def __post_init__(self) -> None:
         for name, values in (("frames", self.frames), ("batch_sizes", self.batch_sizes)):
