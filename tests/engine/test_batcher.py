@@ -186,3 +186,22 @@ def test_long_window_waits_when_padding_costs_more() -> None:
     assert first is not None and first.frames == 32 and len(first.items) == 8
     second = b.next_batch(1.0)
     assert second is not None and [i.payload for i in second.items] == ["long"]
+
+
+def test_urgent_items_go_first_when_a_batch_cannot_hold_all() -> None:
+    b: Batcher[str] = Batcher(buckets=BucketSpec(frames=(64,), batch_sizes=(1, 2)))
+    b.submit("relaxed1", "r1", frames=60, now=0.0, due=5.0)
+    b.submit("relaxed2", "r2", frames=60, now=0.0, due=5.0)
+    b.submit("urgent", "u", frames=30, now=0.5, due=0.6)
+    first = b.next_batch(1.0)
+    assert first is not None and [i.payload for i in first.items] == ["u", "r1"]
+    second = b.next_batch(1.0)
+    assert second is not None and [i.payload for i in second.items] == ["r2"]
+
+
+def test_due_times_never_go_backwards_within_a_stream() -> None:
+    b: Batcher[str] = Batcher(buckets=SPEC, default_slack=0.5)
+    assert b.submit("a", "a0", frames=30, now=0.0, due=2.0).due == 2.0
+    # An earlier due cannot overtake the stream's own earlier item.
+    assert b.submit("a", "a1", frames=30, now=0.0, due=1.0).due == 2.0
+    assert b.submit("b", "b0", frames=30, now=1.0).due == 1.5

@@ -40,8 +40,8 @@ import numpy as np
 import numpy.typing as npt
 
 from emostream.engine.batcher import BucketSpec
-from emostream.engine.chunked import pad_frames, pad_side, snr_db
-from emostream.engine.chunker import ChunkSchedule
+from emostream.engine.chunked import PadSide, pad_frames, pad_side, snr_db
+from emostream.engine.chunker import ChunkSchedule, ChunkWindow
 from emostream.engine.gpu_runner import GpuVocoderEngine
 
 log = logging.getLogger("emostream.bench.vocoder")
@@ -66,10 +66,23 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--batches", default="1,8,32,64,128,256")
     p.add_argument("--streams", default="250,500,750,1000,1250,1500,1750,2000,2500,3000")
     p.add_argument("--seconds", type=float, default=12.0, help="simulated time per N")
-    p.add_argument("--max-batch", type=int, default=128, help="largest engine batch bucket")
-    p.add_argument("--batch-sizes", default="1,2,4,8,16,24,32,48,64,96,128")
-    p.add_argument("--frame-buckets", default="32,64,96,128")
+    p.add_argument("--max-batch", type=int, default=32, help="largest engine batch bucket")
+    p.add_argument("--batch-sizes", default="1,2,4,8,12,16,20,24,28,32,48,64,96,128")
+    p.add_argument(
+        "--compile",
+        action="store_true",
+        help="torch.compile the engine's model before graph capture (slow start)",
+    )
+    p.add_argument(
+        "--frame-buckets", default="auto", help="e.g. 32,64,96; auto: fit the chunk size"
+    )
     p.add_argument("--chunk-size", type=int, default=64, help="later chunks' emitted frames")
+    p.add_argument(
+        "--no-edf",
+        dest="edf",
+        action="store_false",
+        help="do not pass playback deadlines to the engine (round-robin/FIFO only)",
+    )
     p.add_argument("--max-wait-ms", type=float, default=2.0)
     p.add_argument("--first-budget-ms", type=float, default=150.0)
     p.add_argument("--utterance-frames", type=int, default=430, help="~5 s per utterance")
@@ -268,24 +281,56 @@ async def _simulate(
     n_streams: int,
     args: argparse.Namespace,
 ) -> dict[str, Any]:
-    """N streams speaking utterances back to back for ``args.seconds``."""
+    """N independent streams speaking utterances back to back for ``args.seconds``.
+
+    Utterance lengths vary (0.5-1.5 x ``--utterance-frames``) and every stream starts at a
+    random point of an utterance, so utterance starts (whose first chunks have the tightest
+    deadlines) are spread over time as with independent listeners. A stream queues window
+    k when chunk k - 1 starts playing and needs it when chunk k starts; playback of an
+    utterance starts ``--first-budget-ms`` after its first window was queued.
+    """
     loop = asyncio.get_running_loop()
     rng = random.Random(n_streams)
-    total = args.utterance_frames
-    reps = -(-total // mel.shape[1])
-    utter = np.ascontiguousarray(np.tile(mel, (1, reps))[:, :total])
+    longest = int(args.utterance_frames * 1.5) + 1
+    reps = -(-longest // mel.shape[1])
+    utter = np.ascontiguousarray(np.tile(mel, (1, reps))[:, :longest])
     schedule = ChunkSchedule(first=16, size=args.chunk_size, growth=2.0, context=14)
-    windows = list(schedule.windows(total))
-    sides = [pad_side(w, total) for w in windows]
+    plans: dict[int, tuple[list[ChunkWindow], list[PadSide]]] = {}
     frame_s = HOP / SR
     first_budget = float(args.first_budget_ms) / 1000.0
+
+    def plan(total: int) -> tuple[list[ChunkWindow], list[PadSide]]:
+        if total not in plans:
+            wins = list(schedule.windows(total))
+            plans[total] = (wins, [pad_side(w, total) for w in wins])
+        return plans[total]
+
+    def new_length() -> int:
+        return int(args.utterance_frames * rng.uniform(0.5, 1.5))
+
+    def submit_time(u_start: float, total: int, k: int) -> float:
+        wins = plan(total)[0]
+        if k == 0:
+            return u_start
+        return u_start + first_budget + float(wins[k - 1].start) * frame_s
+
+    def due_time(u_start: float, total: int, k: int) -> float:
+        return u_start + first_budget + float(plan(total)[0][k].start) * frame_s
+
     t0 = loop.time() + 0.05
     end_at = t0 + args.seconds
-    # heap of (submit time, stream, utterance start, chunk index)
-    heap: list[tuple[float, int, float, int]] = []
+    # heap of (submit time, stream, utterance start, utterance frames, chunk index)
+    heap: list[tuple[float, int, float, int, int]] = []
     for s in range(n_streams):
-        start = t0 + rng.random() * 1.0
-        heapq.heappush(heap, (start, s, start, 0))
+        total = new_length()
+        u_start = t0 - rng.uniform(0.0, first_budget + total * frame_s)
+        k = 0
+        n_windows = len(plan(total)[0])
+        while k < n_windows and submit_time(u_start, total, k) < t0:
+            k += 1  # already played before the simulation starts
+        if k == n_windows:
+            u_start, total, k = t0, new_length(), 0
+        heapq.heappush(heap, (max(t0, submit_time(u_start, total, k)), s, u_start, total, k))
     latencies: list[float] = []
     first_latencies: list[float] = []
     late = 0
@@ -294,12 +339,9 @@ async def _simulate(
     emitted = 0
     pending: set[asyncio.Future[Any]] = set()
 
-    def deadline_of(u_start: float, k: int) -> float:
-        if k == 0:
-            return u_start + first_budget
-        return u_start + first_budget + windows[k].start * frame_s
-
-    def on_done(fut: asyncio.Future[Any], *, submitted: float, deadline: float, k: int) -> None:
+    def on_done(
+        fut: asyncio.Future[Any], *, submitted: float, deadline: float, k: int, frames: int
+    ) -> None:
         nonlocal late, chunks, emitted
         pending.discard(fut)
         if fut.cancelled() or fut.exception() is not None:
@@ -307,7 +349,7 @@ async def _simulate(
             return
         now = loop.time()
         chunks += 1
-        emitted += windows[k].emitted
+        emitted += frames
         latencies.append(now - submitted)
         if k == 0:
             first_latencies.append(now - submitted)
@@ -316,7 +358,7 @@ async def _simulate(
             late_by_chunk[min(k, 2)] += 1
 
     while heap:
-        when, s, u_start, k = heap[0]
+        when, s, u_start, total, k = heap[0]
         if when >= end_at:
             break
         delay = when - loop.time()
@@ -324,26 +366,28 @@ async def _simulate(
             await asyncio.sleep(delay)
             continue
         heapq.heappop(heap)
-        w = windows[k]
+        wins, sides = plan(total)
+        w = wins[k]
+        deadline = due_time(u_start, total, k)
         fut = engine.vocode(
             s,
             utter[:, w.lo : w.hi],
             pad_side=sides[k],
             trim=(w.trim_left, w.trim_left + w.emitted),
+            deadline=deadline if args.edf else None,
         )
         submitted = loop.time()
-        deadline = deadline_of(u_start, k)
         fut.add_done_callback(
-            functools.partial(on_done, submitted=submitted, deadline=deadline, k=k)
+            functools.partial(
+                on_done, submitted=submitted, deadline=deadline, k=k, frames=w.emitted
+            )
         )
         pending.add(fut)
-        if k + 1 < len(windows):
-            # Submit the next window when this chunk starts playing.
-            nxt = u_start + first_budget + w.start * frame_s if k > 0 else deadline
-            heapq.heappush(heap, (max(nxt, when), s, u_start, k + 1))
+        if k + 1 < len(wins):
+            heapq.heappush(heap, (submit_time(u_start, total, k + 1), s, u_start, total, k + 1))
         else:
             play_end = u_start + first_budget + total * frame_s
-            heapq.heappush(heap, (play_end, s, play_end, 0))
+            heapq.heappush(heap, (play_end, s, play_end, new_length(), 0))
     if pending:
         await asyncio.wait(pending, timeout=30.0)
     lat = sorted(latencies) or [0.0]
@@ -362,6 +406,19 @@ async def _simulate(
     }
 
 
+def _frame_buckets(args: argparse.Namespace) -> tuple[int, ...]:
+    if args.frame_buckets != "auto":
+        return tuple(int(f) for f in args.frame_buckets.split(","))
+    size, ctx = args.chunk_size, 14
+    mid = size + 2 * ctx  # a full chunk with context on both sides
+    last = size + size // 4 - 1 + ctx  # a folded tail: left context only
+    return tuple(sorted({32, 64, 96, _up16(mid), _up16(max(mid, last))}))
+
+
+def _up16(n: int) -> int:
+    return -(-n // 16) * 16
+
+
 async def _engine_ramp(
     backend: Any,
     mel: npt.NDArray[np.float32],
@@ -369,9 +426,7 @@ async def _engine_ramp(
     progress: Callable[[dict[str, Any]], None] = lambda _: None,
 ) -> dict[str, Any]:
     sizes = tuple(int(b) for b in args.batch_sizes.split(",") if int(b) <= args.max_batch)
-    spec = BucketSpec(
-        frames=tuple(int(f) for f in args.frame_buckets.split(",")), batch_sizes=sizes
-    )
+    spec = BucketSpec(frames=_frame_buckets(args), batch_sizes=sizes)
     runs: list[dict[str, Any]] = []
     best = 0
     late_runs = 0
@@ -397,6 +452,8 @@ async def _engine_ramp(
                 break
     return {
         "schedule": {"first": 16, "size": args.chunk_size, "growth": 2.0, "context": 14},
+        "deadlines_passed_to_engine": args.edf,
+        "utterance_frames": [int(args.utterance_frames * 0.5), int(args.utterance_frames * 1.5)],
         "buckets": {"frames": list(spec.frames), "batch_sizes": list(spec.batch_sizes)},
         "max_wait_ms": args.max_wait_ms,
         "first_budget_ms": args.first_budget_ms,
@@ -446,6 +503,8 @@ def main(argv: list[str] | None = None) -> int:
         ("accuracy", lambda: bench_accuracy(backends, mel, source)),
     ]
     best = backends.get("graph_fp16") or backends["eager_fp32"]
+    if args.compile:
+        best.compile()
 
     def engine_progress(partial: dict[str, Any]) -> None:
         result["engine"] = partial

@@ -13,11 +13,13 @@ and *what* goes in it:
   among those, the one with the most real frames per unit of cost (a fixed cost per call
   plus padded rows x frames): mixing short windows into a long batch when that beats
   another call, keeping them apart when padding would cost more.
-* **fair**: streams are served round-robin. Each pass over the streams takes at most one
-  item per stream; only when every eligible stream has had one does a stream get a second
-  (a backlog, e.g. all windows of one segment, then fills spare rows). Streams served go
-  to the back of the order; a stream skipped because its next item is longer than this
-  batch's bucket keeps its place and leads the next batch.
+* **fair and urgent first**: each pass over the streams takes at most one item per stream;
+  only when every eligible stream has had one does a stream get a second (a backlog, e.g.
+  all windows of one segment, then fills spare rows). Within a pass, streams go by the due
+  time of their next item (earliest deadline first: a first chunk, needed within ~100 ms,
+  before a later chunk with a second of audio still buffered); equal due times go
+  round-robin: streams served move to the back, and a stream skipped because its next
+  item is longer than this batch's bucket keeps its place.
 * **in order**: a stream's items leave in submission order (FIFO per stream; a stream
   stops contributing to a batch at its first item that does not fit). Batches must be run
   and their results delivered in the order :meth:`Batcher.next_batch` returns them.
@@ -39,12 +41,16 @@ P = TypeVar("P")
 
 @dataclass(frozen=True)
 class BucketSpec:
-    """Padded shapes: frame lengths and batch sizes (ascending). Defaults suit HiFi-GAN
-    windows of a ``ChunkSchedule(first=16, size=64, context=14)``: 30-, 60- and 92-frame
-    windows (up to ~107 when a short tail is folded into the last chunk)."""
+    """Padded shapes: frame lengths and batch sizes (ascending).
 
-    frames: tuple[int, ...] = (32, 64, 96, 128)
-    batch_sizes: tuple[int, ...] = (1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128)
+    Defaults suit HiFi-GAN windows of a ``ChunkSchedule(first=16, size=64, context=14)``:
+    30-, 60- and 92-frame windows (a folded tail: at most 93). Batches stop at 32 rows: on
+    an H200 a fp16 HiFi-GAN V1 graph costs about the same per row from 8 rows up (~0.55 ms
+    per 92-frame row), so bigger batches buy little throughput but make every batch -- and
+    the wait of an urgent first chunk behind it -- longer (32 x 96 frames: ~19 ms)."""
+
+    frames: tuple[int, ...] = (32, 64, 96)
+    batch_sizes: tuple[int, ...] = (1, 2, 4, 8, 12, 16, 20, 24, 28, 32)
 
     def __post_init__(self) -> None:
         for name, values in (("frames", self.frames), ("batch_sizes", self.batch_sizes)):
@@ -86,6 +92,7 @@ class WorkItem(Generic[P]):
     payload: P
     submitted: float  # the caller's clock
     uid: int = field(compare=False)
+    due: float = 0.0  # when the result is needed (caller's clock); orders urgency
 
 
 @dataclass(frozen=True)
@@ -119,13 +126,18 @@ class Batcher(Generic[P]):
         buckets: BucketSpec | None = None,
         max_wait: float = 0.002,
         fixed_cost_frames: float = 256.0,
+        default_slack: float = 0.5,
     ) -> None:
         """``max_wait``: seconds the oldest item may wait for company. ``fixed_cost_frames``:
         a call's fixed cost in padded frame-rows (cost of a batch = this + batch x frames;
-        HiFi-GAN V1 fp16 CUDA graph on an H200: ~1.3 ms fixed, ~5.7 us per frame-row)."""
+        HiFi-GAN V1 fp16 CUDA graph on an H200: ~1.3 ms fixed, ~5.7 us per frame-row).
+        ``default_slack``: an item submitted without a ``due`` time is due this long after
+        submission."""
         if max_wait < 0:
             raise ValueError("max_wait must be >= 0")
         self.fixed_cost_frames = fixed_cost_frames
+        self.default_slack = default_slack
+        self._last_due: dict[Hashable, float] = {}
         self.buckets = buckets or BucketSpec()
         self.max_wait = max_wait
         self.stats = BatcherStats()
@@ -138,14 +150,27 @@ class Batcher(Generic[P]):
 
     # -- submissions ---------------------------------------------------------------
 
-    def submit(self, stream: Hashable, payload: P, *, frames: int, now: float) -> WorkItem[P]:
-        """Queue one item of ``frames`` frames for ``stream``; returns it (with its seq)."""
+    def submit(
+        self,
+        stream: Hashable,
+        payload: P,
+        *,
+        frames: int,
+        now: float,
+        due: float | None = None,
+    ) -> WorkItem[P]:
+        """Queue one item of ``frames`` frames for ``stream``; returns it (with its seq).
+        ``due``: when its result is needed (e.g. when the listener's buffer runs dry);
+        default ``now + default_slack``. A stream's due times never go backwards."""
         if frames < 1:
             raise ValueError("frames must be >= 1")
         self.buckets.frames_bucket(frames)  # raises if it fits no bucket
         seq = self._next_seq.get(stream, 0)
         self._next_seq[stream] = seq + 1
-        item = WorkItem(stream, seq, frames, payload, now, next(self._uids))
+        when = now + self.default_slack if due is None else due
+        when = max(when, self._last_due.get(stream, when))
+        self._last_due[stream] = when
+        item = WorkItem(stream, seq, frames, payload, now, next(self._uids), when)
         queue = self._queues.get(stream)
         if queue is None:
             queue = self._queues[stream] = deque()
@@ -158,6 +183,7 @@ class Batcher(Generic[P]):
     def cancel(self, stream: Hashable) -> list[WorkItem[P]]:
         """Drop ``stream``'s pending items (returned, oldest first) and forget the stream."""
         self._next_seq.pop(stream, None)
+        self._last_due.pop(stream, None)
         queue = self._queues.pop(stream, None)
         if not queue:
             return []
@@ -170,6 +196,7 @@ class Batcher(Generic[P]):
         """Forget a finished stream's sequence counter (its pending items, if any, stay)."""
         if stream not in self._queues:
             self._next_seq.pop(stream, None)
+            self._last_due.pop(stream, None)
 
     # -- scheduling ----------------------------------------------------------------
 
@@ -231,7 +258,8 @@ class Batcher(Generic[P]):
         """The next batch to run, or None if none is due (``force``: any pending work)."""
         if not self._live or not (force or self.ready(now)):
             return None
-        order = list(self._queues)
+        # Most urgent head first; equal due times keep the round-robin order (stable sort).
+        order = sorted(self._queues, key=lambda s: self._queues[s][0].due)
         first_len = self.buckets.frames_bucket(self._queues[order[0]][0].frames)
         # Choose the frame bucket (>= the first stream's) with the most useful frames per
         # unit of cost: a longer bucket takes more streams but pads the short items.

@@ -116,18 +116,23 @@ class GpuVocoderEngine:
         *,
         pad_side: PadSide = "right",
         trim: tuple[int, int] | None = None,
+        deadline: float | None = None,
     ) -> asyncio.Future[Audio]:
         """Queue one window ``[n_mels, T]``; the future gives its audio ``[T * hop]``, or
         only frames ``trim = (a, b)`` of it (``[(b - a) * hop]``). ``pad_side``: see
         :func:`emostream.engine.chunked.pad_side` (``"left"`` for an utterance's last
-        window). Windows of one stream complete in the order they were queued."""
+        window). ``deadline``: when the audio is needed, on the engine's clock
+        (``time.monotonic`` by default; e.g. when the listener's buffer runs dry): urgent
+        windows go first. Windows of one stream complete in the order they were queued."""
         if self._closing:
             raise RuntimeError("engine is closed")
         if frames.ndim != 2 or frames.shape[0] != self.backend.n_mels:
             raise ValueError(f"expected [{self.backend.n_mels}, T] frames, got {frames.shape}")
         loop = asyncio.get_running_loop()
         job = _Job(np.asarray(frames, dtype=np.float32), pad_side, trim, loop.create_future())
-        self.batcher.submit(stream_id, job, frames=int(frames.shape[1]), now=self._clock())
+        self.batcher.submit(
+            stream_id, job, frames=int(frames.shape[1]), now=self._clock(), due=deadline
+        )
         self._poke()
         return job.future
 

@@ -177,10 +177,20 @@ class TorchVocoderBackend:
         key = (batch, frames)
         x = self._resident.get(key)
         if x is None:
-            x = torch.full((batch, self.n_mels, frames), -11.5, device=self.device, dtype=self.dtype)
+            x = torch.full(
+                (batch, self.n_mels, frames), -11.5, device=self.device, dtype=self.dtype
+            )
             self._resident[key] = x
         with torch.inference_mode():
             self.model(x)
+
+    def compile(self, *, mode: str = "max-autotune-no-cudagraphs") -> None:
+        """``torch.compile`` the model (before any graph is captured). RESEARCH.md: ~67 s
+        on an H200, ~30% more throughput; do it at start-up, never on a request.
+        Not yet measured with this backend."""
+        if self._graphs:
+            raise RuntimeError("compile before capturing graphs")
+        self.model = self._torch.compile(self.model, mode=mode, dynamic=False)
 
     def warmup(self, shapes: Iterable[tuple[int, int]]) -> None:
         for batch, frames in shapes:
