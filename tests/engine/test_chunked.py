@@ -55,7 +55,7 @@ def speech_mel() -> np.ndarray:
         str(voice_pkg.model_path()), config_path=str(voice_pkg.config_path())
     )
     audio = np.concatenate(
-        [c.audio_float_array for c in voice.synthesize("Hello there, how are you?")]
+        [c.audio_float_array for c in voice.synthesize("Hello there, how are you today?")]
     )
     mel = mel_spectrogram(audio)
     return mel[:, :112]

@@ -117,6 +117,8 @@ async def test_backend_error_reaches_every_waiter() -> None:
 
 async def test_rejects_wrong_shapes() -> None:
     engine = GpuVocoderEngine(FakeBackend(), buckets=SPEC)
+    with pytest.raises(RuntimeError, match="not started"):
+        engine.vocode("a", window([1.0]))
     await engine.start(warmup=False)
     with pytest.raises(ValueError):
         engine.vocode("a", np.zeros((3, 4), dtype=np.float32))

@@ -126,6 +126,8 @@ class GpuVocoderEngine:
         windows go first. Windows of one stream complete in the order they were queued."""
         if self._closing:
             raise RuntimeError("engine is closed")
+        if self._task is None:
+            raise RuntimeError("engine not started (await engine.start())")
         if frames.ndim != 2 or frames.shape[0] != self.backend.n_mels:
             raise ValueError(f"expected [{self.backend.n_mels}, T] frames, got {frames.shape}")
         loop = asyncio.get_running_loop()
