@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Mapping
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class Settings:
     decode_workers: int = 2  # threads running model calls on CPU
     redis_url: str = ""  # empty: in-process cache only
     data_dir: str = "~/.local/share/emostream"  # cloned voices (SQLite)
+    models_dir: str = ""  # shipped weights; empty: the models/ folder above the package
     log_level: str = "info"
     extra: Mapping[str, str] = field(default_factory=dict)
 

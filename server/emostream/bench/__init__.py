@@ -1,1 +1,1 @@
-"""Benchmarks (``emostream bench ...``)."""
+"""Benchmarks (print figures as JSON)."""

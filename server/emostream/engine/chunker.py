@@ -13,8 +13,8 @@ chunks grow to cut per-call overhead.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import numpy as np
 import numpy.typing as npt
@@ -39,11 +39,15 @@ class ChunkWindow:
 
 @dataclass(frozen=True)
 class ChunkSchedule:
-    """Chunk sizes in frames: ``first``, then growing by ``growth`` up to ``size``."""
+    """Chunk sizes in frames: ``first``, then growing by ``growth`` up to ``size``.
 
-    first: int = 12
+    Defaults: 14 frames (163 ms at 22.05 kHz, hop 256) first, then 21, 31, 46, 48: each
+    chunk's compute must fit in the audio already sent, so growth stays gentle.
+    """
+
+    first: int = 14
     size: int = 48
-    growth: float = 2.0
+    growth: float = 1.5
     context: int = 10
 
     def __post_init__(self) -> None:

@@ -117,9 +117,7 @@ class UnsupportedControl(ValueError):
     def __init__(self, voice_id: str, names: set[str]) -> None:
         self.voice_id = voice_id
         self.names = sorted(names)
-        super().__init__(
-            f"voice {voice_id!r} does not support control(s): {', '.join(self.names)}"
-        )
+        super().__init__(f"voice {voice_id!r} does not support control(s): {', '.join(self.names)}")
 
 
 def check_controls(info: VoiceInfo, controls: Controls) -> None:

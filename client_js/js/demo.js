@@ -1,0 +1,422 @@
+// Demo page logic. Page options in the query string:
+//   ?decoder=auto|webcodecs|wasm   force a decoder path (wasm = opus-decoder fallback)
+//   ?format=opus/48000             initial output format (also a select on the page)
+//   ?server=http://host:port/      talk to another server than the page's origin
+//   ?prebuffer=60                  initial pre-buffer in ms (default 60)
+// For scripts and tests: window.emostreamDemo = {client, lastStats, ready, speak(text, opts),
+// stream(text, opts), cancel()} and document.body.dataset.state = idle | speaking | error.
+
+import { EmoStreamClient } from '../src/emostream-client.js';
+import { listVoices, cloneVoice, cloningUnavailable } from '../src/voices-api.js';
+import { downmix, encodeWav } from '../src/wav.js';
+
+const $ = (id) => document.getElementById(id);
+const params = new URLSearchParams(location.search);
+const serverBase = params.get('server') || undefined;
+const wsUrl = (() => {
+  const u = new URL('v1/stream', serverBase || document.baseURI);
+  u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+  return u.href;
+})();
+
+const client = new EmoStreamClient({
+  url: wsUrl,
+  decoder: params.get('decoder') || 'auto',
+  playerOptions: { prebufferMs: Number(params.get('prebuffer') || 60) },
+});
+
+const demo = {
+  client,
+  lastStats: null,
+  voices: [],
+  ready: null,
+  speak: (text, opts) => run(() => client.speak(text, startOptions(opts))),
+  stream: (text, opts) => run(() => streamTokens(text, startOptions(opts))),
+  cancel: () => client.cancel(),
+};
+window.emostreamDemo = demo;
+
+// ------------------------------------------------------------------ state & log
+function setState(state) {
+  document.body.dataset.state = state;
+  $('state').textContent = state;
+  scheduleDraw();
+}
+
+function log(text, cls) {
+  const li = document.createElement('li');
+  li.textContent = `${new Date().toISOString().slice(11, 23)}  ${text}`;
+  if (cls) li.className = cls;
+  const list = $('log');
+  list.appendChild(li);
+  while (list.children.length > 200) list.removeChild(list.firstChild);
+  list.scrollTop = list.scrollHeight;
+}
+
+const fmtMs = (v) => (typeof v === 'number' && Number.isFinite(v) ? `${v.toFixed(0)} ms` : '–');
+
+// ------------------------------------------------------------------ controls
+for (const [id, digits] of [['intensity', 2], ['speed', 2], ['pitch', 0], ['energy', 2]]) {
+  const input = $(id);
+  const out = $(`${id}-out`);
+  const show = () => (out.textContent = Number(input.value).toFixed(digits));
+  input.addEventListener('input', show);
+  show();
+}
+if (params.get('format')) $('format').value = params.get('format');
+
+function startOptions(overrides = {}) {
+  const [codec, rate] = $('format').value.split('/');
+  const o = { voice: $('voice').value || undefined, format: { codec, sample_rate: Number(rate) } };
+  const emotion = $('emotion').value;
+  // Send only what differs from the defaults, so voices without a control still accept the start.
+  if (emotion !== 'neutral') {
+    o.emotion = emotion;
+    o.intensity = Number($('intensity').value);
+  }
+  const speed = Number($('speed').value);
+  if (speed !== 1) o.speed = speed;
+  const pitch = Number($('pitch').value);
+  if (pitch !== 0) o.pitch_shift = pitch;
+  const energy = Number($('energy').value);
+  if (energy !== 1) o.energy = energy;
+  return { ...o, ...overrides };
+}
+
+function applyVoiceControls(controls) {
+  // controls: array of names (GET /v1/voices) or {name: bool} (started event)
+  const supported = Array.isArray(controls)
+    ? new Set(controls)
+    : new Set(Object.entries(controls || {}).filter(([, ok]) => ok).map(([k]) => k));
+  const known = supported.size > 0;
+  for (const input of document.querySelectorAll('[data-control]')) {
+    const ok = !known || supported.has(input.dataset.control);
+    input.disabled = !ok;
+    input.title = ok ? '' : 'this voice does not support it';
+  }
+  $('emotion').disabled = known && !supported.has('emotion');
+}
+
+async function loadVoices(selectId) {
+  try {
+    demo.voices = await listVoices({ baseUrl: serverBase });
+  } catch (err) {
+    log(`voices: ${err.message}`, 'error');
+    demo.voices = [];
+  }
+  const select = $('voice');
+  select.replaceChildren();
+  for (const v of demo.voices) {
+    const opt = document.createElement('option');
+    opt.value = v.id;
+    opt.textContent = [v.id, v.language, v.model].filter(Boolean).join(' · ');
+    opt.title = v.description || '';
+    select.appendChild(opt);
+  }
+  if (selectId) select.value = selectId;
+  onVoiceChange();
+}
+
+function onVoiceChange() {
+  const v = demo.voices.find((x) => x.id === $('voice').value);
+  applyVoiceControls(v ? v.controls : null);
+}
+$('voice').addEventListener('change', onVoiceChange);
+
+// ------------------------------------------------------------------ waveform
+const canvas = $('wave');
+const g = canvas.getContext('2d');
+const BLOCK = 480; // envelope block: 10 ms at 48 kHz
+let envelope = []; // [min, max] per block of the utterance's decoded audio
+let blockAcc = { n: 0, lo: 0, hi: 0 };
+
+function resetEnvelope() {
+  envelope = [];
+  blockAcc = { n: 0, lo: 0, hi: 0 };
+}
+
+client.on('audio', ({ samples, sampleRate }) => {
+  const block = Math.round((BLOCK * sampleRate) / 48000);
+  for (let i = 0; i < samples.length; i++) {
+    const x = samples[i];
+    if (x < blockAcc.lo) blockAcc.lo = x;
+    if (x > blockAcc.hi) blockAcc.hi = x;
+    if (++blockAcc.n === block) {
+      envelope.push([blockAcc.lo, blockAcc.hi]);
+      blockAcc = { n: 0, lo: 0, hi: 0 };
+    }
+  }
+});
+
+// Redraw only while speaking (at most ~25 frames/s) and once after a change: a busy canvas in
+// a software-rendered browser would take CPU from the decoder and the server on small machines.
+let drawPending = false;
+let lastDraw = 0;
+function scheduleDraw() {
+  if (drawPending) return;
+  drawPending = true;
+  requestAnimationFrame(frame);
+}
+function frame(now) {
+  drawPending = false;
+  const speaking = document.body.dataset.state === 'speaking';
+  if (!speaking || now - lastDraw >= 40) {
+    lastDraw = now;
+    draw();
+  }
+  if (speaking) scheduleDraw();
+}
+
+function draw() {
+  const w = canvas.width;
+  const h = canvas.height;
+  g.fillStyle = '#0b0f13';
+  g.fillRect(0, 0, w, h);
+  g.strokeStyle = '#26313c';
+  g.beginPath();
+  g.moveTo(0, h / 2);
+  g.lineTo(w, h / 2);
+  g.stroke();
+  // Utterance envelope, with the played part brighter.
+  const n = envelope.length;
+  if (n > 0) {
+    // Whole utterance across the canvas (at least 10 s wide, so short ones are not stretched).
+    const span = Math.max(n, 1000);
+    const played = client.player ? (client.player.stats.samplesPlayed / client.player.sampleRate) * 100 : n;
+    for (let x = 0; x < w; x++) {
+      const a = Math.floor((x * span) / w);
+      if (a >= n) break;
+      const b = Math.min(n, Math.max(a + 1, Math.floor(((x + 1) * span) / w)));
+      let lo = 0;
+      let hi = 0;
+      for (let i = a; i < b; i++) {
+        if (envelope[i][0] < lo) lo = envelope[i][0];
+        if (envelope[i][1] > hi) hi = envelope[i][1];
+      }
+      g.fillStyle = a < played ? '#4cc2ff' : '#2d5870';
+      const y0 = h / 2 - hi * (h / 2);
+      const y1 = h / 2 - lo * (h / 2);
+      g.fillRect(x, y0, 1, Math.max(1, y1 - y0));
+    }
+  }
+  // Live oscilloscope from the analyser, drawn thin on top.
+  const analyser = client.player && client.player.analyser;
+  if (analyser && document.body.dataset.state === 'speaking') {
+    const buf = new Float32Array(analyser.fftSize);
+    analyser.getFloatTimeDomainData(buf);
+    g.strokeStyle = 'rgba(255, 255, 255, 0.55)';
+    g.beginPath();
+    for (let i = 0; i < buf.length; i++) {
+      const x = (i / buf.length) * w;
+      const y = h / 2 - buf[i] * (h / 2);
+      if (i === 0) g.moveTo(x, y);
+      else g.lineTo(x, y);
+    }
+    g.stroke();
+  }
+}
+scheduleDraw();
+
+// ------------------------------------------------------------------ live readout
+function showStats(s) {
+  const p = client.player;
+  $('m-first').textContent = fmtMs(s.firstAudioMs);
+  $('m-packet').textContent = fmtMs(s.firstPacketMs);
+  $('m-server').textContent = fmtMs(s.serverFirstAudioMs);
+  const u = $('m-underruns');
+  u.textContent = String(s.underruns ?? '–');
+  u.className = s.underruns ? 'bad' : 'ok';
+  const rate = s.sampleRate || (p ? p.sampleRate : 48000);
+  const playedMs = ((s.samplesPlayed || 0) / rate) * 1000;
+  $('m-played').textContent = `${playedMs.toFixed(0)} / ${s.audioMs == null ? '…' : s.audioMs.toFixed(0)} ms`;
+  $('m-prebuffer').textContent = p ? fmtMs(p.stats.prebufferMs) : '–';
+  $('m-decoder').textContent = s.decoder || '–';
+  $('m-rtf').textContent = typeof s.rtf === 'number' ? s.rtf.toFixed(3) : '–';
+}
+
+client.on('playing', ({ firstAudioMs }) => {
+  $('m-first').textContent = fmtMs(firstAudioMs);
+  log(`first audio after ${firstAudioMs.toFixed(1)} ms`);
+});
+client.on('underrun', (ev) => {
+  $('m-underruns').textContent = String(ev.underruns);
+  $('m-underruns').className = 'bad';
+  $('m-prebuffer').textContent = fmtMs(ev.prebufferMs);
+  log(`underrun #${ev.underruns}; pre-buffer now ${ev.prebufferMs} ms`, 'error');
+});
+let lastReadout = 0;
+client.on('stats', (ev) => {
+  const t = performance.now();
+  if (t - lastReadout < 100) return;
+  lastReadout = t;
+  const rate = client.player ? client.player.sampleRate : 48000;
+  const sent = client.player ? client.player.samplesPushed : 0;
+  $('m-played').textContent = `${((ev.samplesPlayed / rate) * 1000).toFixed(0)} / ${((sent / rate) * 1000).toFixed(0)} ms`;
+});
+client.on('started', (ev) => {
+  applyVoiceControls(ev.controls);
+  log(`started ${ev.stream_id} · ${ev.voice} · ${ev.codec} ${ev.sample_rate} Hz`);
+});
+client.on('segment', (ev) => {
+  $('segment').textContent = ev.text;
+  log(`segment ${ev.index}: ${ev.text}`);
+});
+client.on('done', (ev) => {
+  log(`done: ${Number(ev.audio_ms).toFixed(0)} ms audio, server first audio ${fmtMs(ev.first_audio_ms)}${ev.cancelled ? ', cancelled' : ''}`);
+});
+client.on('error', (ev) => log(`error ${ev.code}: ${ev.message}`, 'error'));
+client.on('close', (ev) => {
+  $('conn').textContent = `disconnected (${ev.code})`;
+  $('conn').className = 'pill bad';
+});
+client.on('open', () => {
+  $('conn').textContent = 'connected';
+  $('conn').className = 'pill ok';
+});
+
+// ------------------------------------------------------------------ speaking
+let runs = 0;
+async function run(fn) {
+  const mine = ++runs;
+  resetEnvelope();
+  setState('speaking');
+  try {
+    const stats = await fn();
+    demo.lastStats = {
+      firstAudioMs: stats.firstAudioMs,
+      underruns: stats.underruns,
+      samplesPlayed: stats.samplesPlayed,
+      audioMs: stats.audioMs,
+      firstPacketMs: stats.firstPacketMs,
+      serverFirstAudioMs: stats.serverFirstAudioMs,
+      samplesDecoded: stats.samplesDecoded,
+      sampleRate: stats.sampleRate,
+      decoder: stats.decoder,
+      cancelled: stats.cancelled,
+      packets: stats.packets,
+      errors: stats.errors,
+    };
+    showStats(stats);
+    if (mine === runs) setState('idle');
+    return demo.lastStats;
+  } catch (err) {
+    log(`failed: ${err.message}`, 'error');
+    if (client.lastStats) showStats(client.lastStats);
+    if (mine === runs) setState('error');
+    throw err;
+  }
+}
+
+async function streamTokens(text, options) {
+  if (!client.connected) await client.open();
+  await client.player?.resume();
+  const done = client.start(options);
+  // Word by word, ~25 ms apart, as an LLM would produce them.
+  for (const token of text.match(/\S+\s*/g) || []) {
+    if (!client.busy) break; // cancelled
+    client.write(token);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  if (client.busy && client.state !== 'cancelling') client.end();
+  return done;
+}
+
+async function interruptThen(fn) {
+  if (client.busy) await client.cancel();
+  return fn().catch(() => {});
+}
+
+$('speak').addEventListener('click', () => interruptThen(() => demo.speak($('text').value)));
+$('stream').addEventListener('click', () => interruptThen(() => demo.stream($('text').value)));
+$('stop').addEventListener('click', () => client.cancel());
+$('text').addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) $('speak').click();
+});
+
+// ------------------------------------------------------------------ cloning
+let recorded = null; // Blob (WAV) from the microphone
+let recorder = null;
+
+function cloneStatus(text, cls = '') {
+  $('clone-status').textContent = text;
+  $('clone-status').className = `status ${cls}`;
+}
+
+async function toWav(blob) {
+  // Decode whatever the browser can read and re-encode as mono 16-bit WAV at the context rate.
+  const ctx = client.player?.context || new OfflineAudioContext(1, 1, 48000);
+  try {
+    const audio = await ctx.decodeAudioData(await blob.arrayBuffer());
+    return new Blob([encodeWav(downmix(audio), audio.sampleRate)], { type: 'audio/wav' });
+  } catch {
+    return blob; // let the server try the original
+  }
+}
+
+$('clone-file').addEventListener('change', () => {
+  recorded = null;
+  const f = $('clone-file').files[0];
+  if (f) {
+    $('clone-preview').src = URL.createObjectURL(f);
+    $('clone-preview').hidden = false;
+  }
+});
+
+$('record').addEventListener('click', async () => {
+  if (recorder && recorder.state === 'recording') {
+    recorder.stop();
+    return;
+  }
+  try {
+    const stream = await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false } });
+    const chunks = [];
+    recorder = new MediaRecorder(stream);
+    recorder.ondataavailable = (e) => e.data.size && chunks.push(e.data);
+    recorder.onstop = async () => {
+      stream.getTracks().forEach((t) => t.stop());
+      $('record').textContent = '● Record';
+      $('record').classList.remove('recording');
+      recorded = await toWav(new Blob(chunks, { type: recorder.mimeType }));
+      $('clone-preview').src = URL.createObjectURL(recorded);
+      $('clone-preview').hidden = false;
+      cloneStatus(`recorded ${(recorded.size / 1024).toFixed(0)} KiB`);
+    };
+    recorder.start();
+    $('record').textContent = '■ Stop';
+    $('record').classList.add('recording');
+    cloneStatus('recording… (3–10 s)');
+    setTimeout(() => recorder && recorder.state === 'recording' && recorder.stop(), 12000);
+  } catch (err) {
+    cloneStatus(`microphone: ${err.message}`, 'bad');
+  }
+});
+
+$('clone').addEventListener('click', async () => {
+  const name = $('clone-name').value.trim();
+  const file = recorded || $('clone-file').files[0];
+  if (!name) return cloneStatus('give the voice a name', 'bad');
+  if (!file) return cloneStatus('choose a clip or record one', 'bad');
+  cloneStatus('uploading…');
+  try {
+    const wav = recorded || (await toWav(file));
+    const voice = await cloneVoice({ name, file: wav, baseUrl: serverBase });
+    cloneStatus(`voice “${voice.id}” ready`, 'ok');
+    log(`cloned voice ${voice.id}`);
+    await loadVoices(voice.id);
+  } catch (err) {
+    cloneStatus(cloningUnavailable(err) ? 'this server does not offer cloning yet' : `cloning failed: ${err.message}`, 'bad');
+  }
+});
+
+// ------------------------------------------------------------------ start-up
+setState('idle');
+demo.ready = (async () => {
+  await loadVoices();
+  try {
+    await client.open();
+  } catch (err) {
+    log(err.message, 'error');
+    $('conn').textContent = 'no connection';
+    $('conn').className = 'pill bad';
+  }
+})();

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Set up EmoStream on a fresh Debian/Ubuntu machine: system libraries and a virtual
+# environment at .venv/ in the repo root. Idempotent; safe to run again.
+#   scripts/setup.sh           server only
+#   scripts/setup.sh --dev     + test tools, torch (CPU build), redis-server, chromium
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DEV=0
+[ "${1:-}" = "--dev" ] && DEV=1
+
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+apt_pkgs=(libopus0 libsndfile1)
+[ $DEV -eq 1 ] && apt_pkgs+=(redis-server pocketsphinx-testdata chromium nodejs npm)
+missing=()
+for p in "${apt_pkgs[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+# Node and npm may come from elsewhere than Debian (e.g. a preinstalled node).
+if [ $DEV -eq 1 ] && command -v node >/dev/null && command -v npm >/dev/null; then
+  missing=("${missing[@]/nodejs}"); missing=("${missing[@]/npm}")
+fi
+missing=($(printf '%s\n' "${missing[@]}" | grep -v '^$' || true))
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "== apt-get install ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+if [ $DEV -eq 1 ]; then
+  # A CPU build of torch; a bare 'torch' requirement could pull a multi-GB CUDA build.
+  .venv/bin/python -m pip install -q "torch==${TORCH_VERSION:-2.13.0}"
+  .venv/bin/python -m pip install -q -e ".[dev,redis,train]"
+  # Reference implementation for the speaker-encoder parity tests; its own requirements
+  # (torch, librosa, webrtcvad) come through the extras above.
+  .venv/bin/python -m pip install -q --no-deps "resemblyzer==0.1.4"
+else
+  .venv/bin/python -m pip install -q -e .
+fi
+echo "== setup done (.venv)"

@@ -1,0 +1,3 @@
+from emostream.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,107 @@
+"""Command line: ``emostream serve | say | bench``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import logging
+import sys
+
+BENCHES = {
+    "first-audio": "emostream.bench.first_audio",
+    "quality": "emostream.bench.quality",
+    "vocoder": "emostream.bench.vocoder",
+}
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from emostream.config import Settings
+    from emostream.transport.app import create_app
+
+    settings = Settings.from_env(
+        host=args.host, port=args.port, device=args.device, redis_url=args.redis_url
+    )
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    app = create_app(settings)
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        loop="uvloop" if sys.platform != "win32" else "asyncio",
+        http="httptools",
+        ws="websockets-sansio",
+        ws_per_message_deflate=False,  # Opus does not compress; deflate only costs CPU
+        ws_max_size=settings.max_message_bytes,
+        log_level=settings.log_level,
+    )
+    return 0
+
+
+def _say(args: argparse.Namespace) -> int:
+    import soundfile as sf
+
+    from emostream.config import Settings
+    from emostream.engine.oneshot import synthesize
+    from emostream.transport.protocol import ProtocolError, parse_controls
+    from emostream.voices.base import UnsupportedControl
+    from emostream.voices.catalog import load_catalog
+
+    settings = Settings.from_env()
+    catalog = load_catalog(settings)
+    voice = catalog.get(args.voice or settings.default_voice)
+    if voice is None:
+        known = [i.id for i in catalog.infos()]
+        print(f"unknown voice {args.voice!r}; available: {known}", file=sys.stderr)
+        return 2
+    try:
+        controls = parse_controls(
+            {"speed": args.speed, "emotion": args.emotion, "pitch_shift": args.pitch_shift}
+        )
+        pcm = asyncio.run(synthesize(voice, args.text, controls, sample_rate=args.sample_rate))
+    except (ProtocolError, UnsupportedControl) as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    sf.write(args.output, pcm, args.sample_rate)
+    print(f"wrote {args.output}: {len(pcm) / args.sample_rate:.2f} s")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["bench"]:
+        if len(argv) < 2 or argv[1] not in BENCHES:
+            print(f"usage: emostream bench {{{','.join(BENCHES)}}} [options]", file=sys.stderr)
+            return 2
+        module = importlib.import_module(BENCHES[argv[1]])
+        return int(module.main(argv[2:]))
+    p = argparse.ArgumentParser(prog="emostream", description="Streaming expressive TTS server")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("serve", help="run the WebSocket/HTTP server")
+    s.add_argument("--host", default=None)
+    s.add_argument("--port", type=int, default=None)
+    s.add_argument("--device", choices=["cpu", "cuda"], default=None)
+    s.add_argument("--redis-url", default=None)
+    y = sub.add_parser("say", help="synthesise TEXT to a WAV file")
+    y.add_argument("text")
+    y.add_argument("-o", "--output", default="out.wav")
+    y.add_argument("--voice", default=None)
+    y.add_argument("--emotion", default="neutral")
+    y.add_argument("--speed", type=float, default=1.0)
+    y.add_argument("--pitch-shift", type=float, default=0.0)
+    y.add_argument("--sample-rate", type=int, default=24000, choices=[16000, 24000, 48000])
+    sub.add_parser("bench", help="benchmarks: first-audio, vocoder (see emostream bench X --help)")
+    args = p.parse_args(argv)
+    if args.cmd == "serve":
+        return _serve(args)
+    if args.cmd == "say":
+        return _say(args)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,85 @@
+"""The speech service one server process runs: voices, runner, limits and metrics,
+shared by the WebSocket and HTTP layers."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from emostream.config import Settings
+from emostream.engine.runner import Runner, ThreadRunner
+from emostream.engine.streamer import (
+    Event,
+    Packet,
+    UtteranceRequest,
+    UtteranceStats,
+    stream_utterance,
+)
+from emostream.transport.metrics import Metrics
+from emostream.voices.catalog import VoiceCatalog
+
+
+class Busy(Exception):
+    """The process is at ``max_streams`` utterances."""
+
+
+class SpeechService:
+    def __init__(
+        self,
+        settings: Settings,
+        catalog: VoiceCatalog,
+        *,
+        runner: Runner | None = None,
+        metrics: Metrics | None = None,
+    ) -> None:
+        self.settings = settings
+        self.catalog = catalog
+        self.runner: Runner = runner or ThreadRunner(workers=settings.decode_workers)
+        self.metrics = metrics or Metrics()
+        self.active = 0
+        self._ids = itertools.count(1)
+        self._prefix = f"{os.getpid():x}"
+
+    def new_stream_id(self) -> str:
+        return f"s-{self._prefix}-{next(self._ids)}"
+
+    @asynccontextmanager
+    async def utterance(
+        self, request: UtteranceRequest, segments: AsyncIterator[str], *, transport: str
+    ) -> AsyncIterator[tuple[AsyncIterator[Packet | Event], UtteranceStats]]:
+        """Reserve a stream slot and give the utterance's output iterator and its stats.
+
+        On exit (normal, error or cancellation) the slot is released, queued model work
+        for the stream is dropped and metrics are recorded.
+        """
+        if self.active >= self.settings.max_streams:
+            self.metrics.errors.labels("busy").inc()
+            raise Busy(f"server busy: {self.active} utterances in progress")
+        self.active += 1
+        self.metrics.active_streams.set(self.active)
+        stats = UtteranceStats()
+        outcome = "cancelled"
+        try:
+            yield stream_utterance(request, segments, self.runner, stats=stats), stats
+            outcome = "ok"
+        except Exception:
+            outcome = "error"
+            raise
+        finally:
+            self.active -= 1
+            self.metrics.active_streams.set(self.active)
+            self.runner.cancel(request.stream_id)
+            self.metrics.utterances.labels(transport, outcome).inc()
+            rate = request.fmt.sample_rate
+            if stats.audio_samples:
+                self.metrics.audio_seconds.labels(transport).inc(stats.audio_samples / rate)
+                self.metrics.rtf.observe(stats.compute_s / (stats.audio_samples / rate))
+            if stats.first_audio_at is not None:
+                self.metrics.first_audio.labels(transport).observe(
+                    stats.first_audio_at - stats.started_at
+                )
+
+    def close(self) -> None:
+        self.runner.close()

@@ -1,0 +1,224 @@
+"""One utterance, streamed: segments in, audio packets and events out.
+
+:func:`stream_utterance` is an async generator. It takes segments (already split by
+the text front-end) from an async iterator, runs the acoustic stage and the chunked
+decoder through a :class:`~emostream.engine.runner.Runner`, and yields
+:class:`Packet` and :class:`Event` items in order. Cancelling the consuming task
+stops it at the next await; nothing keeps running for a cancelled stream except a
+model call already in flight, whose result is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from emostream.codec.packetizer import OutputFormat, Packetizer
+from emostream.engine.chunker import ChunkSchedule, trim_output
+from emostream.engine.runner import Runner
+from emostream.voices.base import Controls, Latent, Voice
+
+# When the listener has less than this much audio buffered, the next chunk is short again.
+REFILL_AHEAD_S = 0.3
+
+
+@dataclass
+class Packet:
+    data: bytes
+
+
+@dataclass
+class Event:
+    body: dict[str, Any]
+
+
+@dataclass
+class UtteranceStats:
+    started_at: float = 0.0  # monotonic time the first segment became available
+    first_audio_at: float | None = None
+    audio_samples: int = 0  # at the output rate
+    compute_s: float = 0.0
+    segments: int = 0
+
+    def as_done(self, sample_rate: int, *, cancelled: bool) -> dict[str, Any]:
+        audio_ms = 1000.0 * self.audio_samples / sample_rate
+        first = (
+            None
+            if self.first_audio_at is None
+            else round(1000.0 * (self.first_audio_at - self.started_at), 1)
+        )
+        return {
+            "type": "done",
+            "audio_ms": round(audio_ms, 1),
+            "first_audio_ms": first,
+            "rtf": round(self.compute_s / (audio_ms / 1000.0), 4) if audio_ms else None,
+            "cancelled": cancelled,
+            "segments": self.segments,
+        }
+
+
+@dataclass
+class UtteranceRequest:
+    voice: Voice
+    controls: Controls = field(default_factory=Controls)
+    fmt: OutputFormat = field(default_factory=OutputFormat)
+    timestamps: bool = False
+    stream_id: str = ""
+
+
+def unit_timestamps(
+    latent: Latent, *, hop: int, sample_rate: int, offset_ms: float
+) -> list[dict[str, Any]]:
+    """Per-unit start/end times (ms, utterance clock). Padding units (``_``, ``^``, ``$``)
+    are merged into the unit before them."""
+    out: list[dict[str, Any]] = []
+    frame_ms = 1000.0 * hop / sample_rate
+    pos = 0
+    for label, n in zip(latent.units, latent.unit_frames.tolist()):
+        start, pos = pos, pos + int(n)
+        if label in ("_", "^", "$", " ") and out:
+            out[-1]["end_ms"] = round(offset_ms + pos * frame_ms, 1)
+            continue
+        if label in ("_", "^", "$"):
+            continue
+        out.append(
+            {
+                "unit": label,
+                "start_ms": round(offset_ms + start * frame_ms, 1),
+                "end_ms": round(offset_ms + pos * frame_ms, 1),
+            }
+        )
+    return out
+
+
+async def _acoustic_ahead(
+    request: UtteranceRequest,
+    segments: AsyncIterator[str],
+    runner: Runner,
+    stats: UtteranceStats,
+    clock: Callable[[], float],
+    out: asyncio.Queue[tuple[str, Latent] | BaseException | None],
+    go_ahead: asyncio.Event,
+) -> None:
+    """Run the acoustic stage one segment ahead of the decoder (queue of size 1).
+
+    After the first segment it waits for ``go_ahead``: the consumer sets it once the
+    listener has audio buffered (or the current segment is fully decoded), so the
+    look-ahead never competes with the chunks a starving listener is waiting for.
+    """
+    try:
+        first = True
+        async for text in segments:
+            if first:
+                stats.started_at = clock()
+                first = False
+            else:
+                await go_ahead.wait()
+            t0 = clock()
+            latent = await runner.acoustic(request.voice, text, request.controls)
+            stats.compute_s += clock() - t0
+            await out.put((text, latent))
+        await out.put(None)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - handed to the consumer, which re-raises it
+        await out.put(exc)
+
+
+async def stream_utterance(
+    request: UtteranceRequest,
+    segments: AsyncIterator[str],
+    runner: Runner,
+    *,
+    schedule: ChunkSchedule | None = None,
+    stats: UtteranceStats | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> AsyncIterator[Packet | Event]:
+    """Yield packets and ``segment``/``timestamps`` events for every segment in order.
+
+    The acoustic stage of segment k+1 runs while segment k is being decoded, so the
+    next segment's audio is ready when the current one ends.
+    """
+    voice = request.voice
+    schedule = schedule or ChunkSchedule(context=voice.context_frames)
+    stats = stats if stats is not None else UtteranceStats()
+    packetizer = Packetizer(request.fmt, in_rate=voice.info.sample_rate)
+    out_rate = request.fmt.sample_rate
+    hop = voice.hop_length
+    ahead: asyncio.Queue[tuple[str, Latent] | BaseException | None] = asyncio.Queue(maxsize=1)
+    go_ahead = asyncio.Event()
+    producer = asyncio.create_task(
+        _acoustic_ahead(request, segments, runner, stats, clock, ahead, go_ahead)
+    )
+    try:
+        index = 0
+        while True:
+            go_ahead.set()  # waiting for the next segment: let the look-ahead run
+            item = await ahead.get()
+            if item is None:
+                break
+            go_ahead.clear()
+            if isinstance(item, BaseException):
+                raise item
+            text, latent = item
+            seg_offset_ms = 1000.0 * packetizer.samples_out / out_rate
+            yield Event(
+                {
+                    "type": "segment",
+                    "index": index,
+                    "text": text,
+                    "start_ms": round(seg_offset_ms, 1),
+                }
+            )
+            if request.timestamps and latent.units:
+                yield Event(
+                    {
+                        "type": "timestamps",
+                        "index": index,
+                        "units": unit_timestamps(
+                            latent,
+                            hop=hop,
+                            sample_rate=voice.info.sample_rate,
+                            offset_ms=seg_offset_ms,
+                        ),
+                    }
+                )
+            index += 1
+            stats.segments = index
+            if latent.num_frames == 0:
+                continue
+            short_first = _listener_starving(stats, out_rate, clock())
+            for window in schedule.windows(latent.num_frames, first=short_first):
+                t0 = clock()
+                audio = await runner.decode(
+                    voice, latent.frames[:, window.lo : window.hi], stream_id=request.stream_id
+                )
+                stats.compute_s += clock() - t0
+                for data in packetizer.push(trim_output(window, audio, hop)):
+                    if stats.first_audio_at is None:
+                        stats.first_audio_at = clock()
+                    yield Packet(data)
+                stats.audio_samples = packetizer.samples_out
+                if not _listener_starving(stats, out_rate, clock()):
+                    go_ahead.set()
+        for data in packetizer.finish():
+            if stats.first_audio_at is None:
+                stats.first_audio_at = clock()
+            yield Packet(data)
+        stats.audio_samples = packetizer.samples_out
+    finally:
+        producer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await producer
+
+
+def _listener_starving(stats: UtteranceStats, out_rate: int, now: float) -> bool:
+    """True when the client has (about) nothing buffered: start with a short chunk."""
+    if stats.first_audio_at is None:
+        return True
+    played = now - stats.first_audio_at
+    return stats.audio_samples / out_rate - played < REFILL_AHEAD_S

@@ -1,0 +1,341 @@
+"""Resumable training of :class:`~emostream.models.acoustic.AcousticModel` on teacher shards.
+
+Designed for short device windows: it stops cleanly once ``--budget`` seconds have passed
+(default 8.5 min), always leaving ``last.pt`` (weights, optimiser, step, RNG-free state) that
+the next call resumes from, plus ``model_fp16.pt`` (weights only, shippable). bf16 autocast on
+CUDA; progress bar (tqdm when installed) and periodic held-out evaluation in the log.
+
+    python -m emostream.train.train --corpus models/corpus/v1 --out runs/a --budget 510
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import random
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import torch
+
+from emostream.models.acoustic import AcousticConfig, AcousticModel
+from emostream.train.corpus import Utterance, dequantize_mel, read_shard
+
+log = logging.getLogger(__name__)
+VOICED_HZ = 60.0
+
+
+@dataclass
+class Item:
+    ids: npt.NDArray[np.int64]
+    tones: npt.NDArray[np.int64]
+    langs: npt.NDArray[np.int64]
+    durations: npt.NDArray[np.int64]
+    pitch: npt.NDArray[np.float32]  # per unit: mean log F0 over voiced frames, 0 if none
+    energy: npt.NDArray[np.float32]  # per unit: mean log energy
+    mel: npt.NDArray[np.uint8]  # [T, 80]
+    speaker: npt.NDArray[np.float32]  # [256]
+
+
+def unit_average(
+    values: npt.NDArray[np.floating],
+    durations: npt.NDArray[np.integer],
+    mask: npt.NDArray[np.bool_] | None = None,
+) -> npt.NDArray[np.float32]:
+    """Mean of frame ``values`` over each unit's frames (only where ``mask``); 0 if none."""
+    idx = np.repeat(np.arange(len(durations)), durations)
+    w = np.ones(len(values)) if mask is None else mask.astype(np.float64)
+    s = np.bincount(idx, weights=values.astype(np.float64) * w, minlength=len(durations))
+    n = np.bincount(idx, weights=w, minlength=len(durations))
+    return np.where(n > 0, s / np.maximum(n, 1e-9), 0.0).astype(np.float32)
+
+
+def to_item(u: Utterance, speaker: npt.NDArray[np.float32]) -> Item:
+    d = u.durations.astype(np.int64)
+    f0 = u.f0.astype(np.float32)
+    voiced = f0 > VOICED_HZ
+    logf0 = np.log(np.maximum(f0, 1.0))
+    return Item(
+        ids=u.ids.astype(np.int64),
+        tones=u.tones.astype(np.int64),
+        langs=u.langs.astype(np.int64),
+        durations=d,
+        pitch=unit_average(logf0, d, voiced),
+        energy=unit_average(u.energy.astype(np.float32), d),
+        mel=u.mel,
+        speaker=speaker,
+    )
+
+
+def load_corpus(corpus: Path) -> list[Item]:
+    spk: dict[str, npt.NDArray[np.float32]] = {}
+    if (corpus / "speakers.npz").exists():
+        with np.load(corpus / "speakers.npz") as z:
+            spk = {k: z[k].astype(np.float32) for k in z.files}
+    items = []
+    for shard in sorted(corpus.glob("*.npz.xz")):
+        for u in read_shard(shard):
+            emb = u.ge2e.astype(np.float32)
+            if np.isnan(emb).any():
+                emb = spk.get(u.speaker, np.zeros(256, np.float32))
+            items.append(to_item(u, emb))
+    return items
+
+
+def corpus_stats(items: list[Item]) -> dict[str, float]:
+    p = np.concatenate([it.pitch[it.pitch > 0] for it in items])
+    e = np.concatenate([it.energy for it in items])
+    return {
+        "pitch_mean": float(p.mean()),
+        "pitch_std": float(p.std() + 1e-3),
+        "energy_mean": float(e.mean()),
+        "energy_std": float(e.std() + 1e-3),
+    }
+
+
+def collate(items: list[Item], c: AcousticConfig, device: torch.device) -> dict[str, torch.Tensor]:
+    b, n, t = len(items), max(len(i.ids) for i in items), max(len(i.mel) for i in items)
+    out = {k: np.zeros((b, n), np.int64) for k in ("ids", "tones", "langs", "durations")}
+    pitch = np.zeros((b, n), np.float32)
+    energy = np.zeros((b, n), np.float32)
+    mel = np.full((b, t, 80), c.mel_fill, np.float32)
+    for i, it in enumerate(items):
+        k = len(it.ids)
+        out["ids"][i, :k], out["tones"][i, :k], out["langs"][i, :k] = it.ids, it.tones, it.langs
+        out["durations"][i, :k] = it.durations
+        voiced = it.pitch > 0
+        pitch[i, :k] = np.where(voiced, (it.pitch - c.pitch_mean) / c.pitch_std, 0.0)
+        energy[i, :k] = (it.energy - c.energy_mean) / c.energy_std
+        mel[i, : len(it.mel)] = dequantize_mel(it.mel)
+    batch = {k: torch.from_numpy(v).to(device) for k, v in out.items()}
+    batch["pitch"] = torch.from_numpy(pitch).to(device)
+    batch["energy"] = torch.from_numpy(energy).to(device)
+    batch["mel"] = torch.from_numpy(mel).to(device)
+    batch["speaker"] = torch.from_numpy(np.stack([i.speaker for i in items])).to(device)
+    return batch
+
+
+def batches(items: list[Item], frames_per_batch: int, rng: random.Random) -> Iterator[list[Item]]:
+    """Length-bucketed batches of about ``frames_per_batch`` mel frames, shuffled."""
+    order = sorted(range(len(items)), key=lambda i: len(items[i].mel) + rng.random() * 40)
+    groups: list[list[int]] = []
+    cur: list[int] = []
+    longest = 0
+    for i in order:
+        longest = max(longest, len(items[i].mel))
+        if cur and longest * (len(cur) + 1) > frames_per_batch:
+            groups.append(cur)
+            cur, longest = [], len(items[i].mel)
+        cur.append(i)
+    if cur:
+        groups.append(cur)
+    rng.shuffle(groups)
+    for g in groups:
+        yield [items[i] for i in g]
+
+
+def losses(model: AcousticModel, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    b = batch
+    emotion = torch.zeros(len(b["ids"]), dtype=torch.long, device=b["ids"].device)
+    out = model(
+        b["ids"],
+        b["tones"],
+        b["langs"],
+        b["speaker"],
+        emotion,
+        torch.ones(len(b["ids"]), device=b["ids"].device),
+        b["durations"],
+        b["pitch"],
+        b["energy"],
+    )
+    keep_u = (~out["unit_pad"]).float()
+    keep_f = (~out["frame_pad"]).float().unsqueeze(-1)
+    mel_l1 = ((out["mel"].float() - b["mel"]).abs() * keep_f).sum() / (keep_f.sum() * 80)
+    log_d = torch.log(b["durations"].float() + 1.0)
+    dur = ((out["log_duration"].float() - log_d) ** 2 * keep_u).sum() / keep_u.sum()
+    vu = (b["pitch"] != 0).float() * keep_u
+    pitch = ((out["pitch"].float() - b["pitch"]) ** 2 * vu).sum() / vu.sum().clamp(min=1)
+    energy = ((out["energy"].float() - b["energy"]) ** 2 * keep_u).sum() / keep_u.sum()
+    total = mel_l1 + dur + 0.1 * pitch + 0.1 * energy
+    return {"loss": total, "mel_l1": mel_l1, "dur": dur, "pitch": pitch, "energy": energy}
+
+
+@dataclass
+class TrainConfig:
+    lr: float = 1e-3
+    warmup: int = 1000
+    frames_per_batch: int = 12000
+    eval_every: int = 500
+    save_every: int = 1000
+    eval_fraction: float = 0.02
+    seed: int = 0
+
+
+def lr_at(step: int, tc: TrainConfig) -> float:
+    return tc.lr * min(1.0, (step + 1) / tc.warmup) * min(1.0, math.sqrt(tc.warmup / (step + 1)))
+
+
+def train(
+    corpus: Path,
+    out: Path,
+    *,
+    budget_s: float = 510.0,
+    max_steps: int = 0,
+    tc: TrainConfig | None = None,
+    model_config: dict[str, Any] | None = None,
+    device: str | None = None,
+) -> dict[str, Any]:
+    """Train until ``budget_s`` or ``max_steps`` (0 = no limit); resume from ``out/last.pt``."""
+    t0 = time.monotonic()
+    tc = tc or TrainConfig()
+    dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    out.mkdir(parents=True, exist_ok=True)
+    items = load_corpus(corpus)
+    rng = random.Random(tc.seed)
+    idx = list(range(len(items)))
+    rng.shuffle(idx)
+    n_eval = max(1, int(len(items) * tc.eval_fraction))
+    held, train_items = [items[i] for i in idx[:n_eval]], [items[i] for i in idx[n_eval:]]
+    ckpt = out / "last.pt"
+    state: dict[str, Any] | None = None
+    if ckpt.exists():
+        state = torch.load(ckpt, map_location="cpu", weights_only=False)
+        cfg = AcousticConfig.from_dict(state["config"])
+    else:
+        cfg = AcousticConfig.from_dict({**(model_config or {}), **corpus_stats(train_items)})
+    model = AcousticModel(cfg).to(dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=tc.lr, betas=(0.9, 0.98), weight_decay=0.01)
+    step, epoch = 0, 0
+    if state is not None:
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optim"])
+        step, epoch = int(state["step"]), int(state["epoch"])
+        log.info("resumed from %s at step %d", ckpt, step)
+    amp = dev.type == "cuda"
+    history: list[dict[str, float]] = []
+
+    def save() -> None:
+        torch.save(
+            {
+                "config": asdict(cfg),
+                "model": model.state_dict(),
+                "optim": opt.state_dict(),
+                "step": step,
+                "epoch": epoch,
+                "train": asdict(tc),
+            },
+            out / "last.tmp",
+        )
+        (out / "last.tmp").replace(ckpt)
+        model.save(out / "model_fp16.pt", extra={"step": step})
+
+    def evaluate() -> dict[str, float]:
+        model.eval()
+        acc: dict[str, float] = {}
+        with torch.no_grad(), torch.autocast("cuda", torch.bfloat16, enabled=amp):
+            for group in batches(held, tc.frames_per_batch, random.Random(0)):
+                for k, v in losses(model, collate(group, cfg, dev)).items():
+                    acc[k] = acc.get(k, 0.0) + float(v) * len(group)
+        model.train()
+        return {k: v / len(held) for k, v in acc.items()}
+
+    bar = _progress(max_steps or None, step)
+    stop = False
+    while not stop:
+        for group in batches(train_items, tc.frames_per_batch, random.Random(tc.seed + epoch)):
+            for g in opt.param_groups:
+                g["lr"] = lr_at(step, tc)
+            with torch.autocast("cuda", torch.bfloat16, enabled=amp):
+                parts = losses(model, collate(group, cfg, dev))
+            opt.zero_grad(set_to_none=True)
+            parts["loss"].backward()  # type: ignore[no-untyped-call]
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            step += 1
+            bar(step, {k: float(v.detach()) for k, v in parts.items()})
+            if step % tc.eval_every == 0:
+                ev = evaluate()
+                history.append({"step": step, **ev})
+                log.info(
+                    "eval step %d: %s", step, json.dumps({k: round(v, 4) for k, v in ev.items()})
+                )
+            if step % tc.save_every == 0:
+                save()
+            if (max_steps and step >= max_steps) or time.monotonic() - t0 > budget_s:
+                stop = True
+                break
+        else:
+            epoch += 1
+    ev = evaluate()
+    history.append({"step": step, **ev})
+    save()
+    summary = {
+        "step": step,
+        "epoch": epoch,
+        "eval": ev,
+        "history": history,
+        "train_utterances": len(train_items),
+        "eval_utterances": len(held),
+        "seconds": round(time.monotonic() - t0, 1),
+        "device": str(dev),
+    }
+    (out / f"summary-{step:07d}.json").write_text(json.dumps(summary, indent=1))
+    log.info("stopped at step %d (%.0f s); eval %s", step, summary["seconds"], ev)
+    return summary
+
+
+def _progress(total: int | None, start: int) -> Any:
+    try:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, initial=start, mininterval=5.0, unit="step")
+
+        def update(step: int, parts: dict[str, float]) -> None:
+            bar.update(1)
+            bar.set_postfix({k: f"{v:.3f}" for k, v in parts.items()}, refresh=False)
+
+        return update
+    except ImportError:  # pragma: no cover
+
+        def plain(step: int, parts: dict[str, float]) -> None:
+            if step % 100 == 0:
+                log.info("step %d %s", step, parts)
+
+        return plain
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="emostream.train.train")
+    p.add_argument("--corpus", type=Path, required=True)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--budget", type=float, default=510.0, help="wall seconds (<= 540)")
+    p.add_argument("--max-steps", type=int, default=0)
+    p.add_argument("--frames-per-batch", type=int, default=12000)
+    p.add_argument("--eval-every", type=int, default=500)
+    p.add_argument("--save-every", type=int, default=1000)
+    p.add_argument("--device", default=None)
+    a = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    tc = TrainConfig(
+        frames_per_batch=a.frames_per_batch, eval_every=a.eval_every, save_every=a.save_every
+    )
+    train(
+        a.corpus,
+        a.out,
+        budget_s=min(a.budget, 540.0),
+        max_steps=a.max_steps,
+        tc=tc,
+        device=a.device,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

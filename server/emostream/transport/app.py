@@ -1,0 +1,79 @@
+"""The Starlette application: routes, static demo, start-up and shutdown."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+
+from emostream.config import Settings
+from emostream.engine.service import SpeechService
+from emostream.transport import http
+from emostream.transport.metrics import Metrics
+from emostream.transport.voices_api import voice_routes
+from emostream.transport.ws import stream_endpoint
+from emostream.voices.cache import EmbeddingCache
+from emostream.voices.catalog import VoiceCatalog, load_catalog
+from emostream.voices.clip import ClipIntake
+from emostream.voices.encoder import SpeakerEncoder, default_model_path
+from emostream.voices.registry import VoiceRegistry
+
+log = logging.getLogger(__name__)
+
+
+def find_client_dir() -> Path | None:
+    """The browser client/demo (``client_js/`` in a checkout or image)."""
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        candidate = parent / "client_js"
+        if (candidate / "index.html").is_file():
+            return candidate
+    return None
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    catalog: VoiceCatalog | None = None,
+    service: SpeechService | None = None,
+) -> Starlette:
+    """Build the app. Voices load at start-up unless a ``catalog`` or ``service`` is given."""
+    settings = settings or Settings.from_env()
+    metrics = service.metrics if service is not None else Metrics()
+    registry = VoiceRegistry.in_data_dir(settings.data_dir)
+    cache = EmbeddingCache(redis_url=settings.redis_url, registry=metrics.registry)
+    encoder = SpeakerEncoder(default_model_path(settings.models_dir), threads=settings.cpu_threads)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        svc = service or SpeechService(settings, catalog or load_catalog(settings), metrics=metrics)
+        app.state.service = svc
+        app.state.registry = registry
+        log.info(
+            "emostream ready: %d voice(s), %d cloned, device=%s, redis=%s",
+            len(svc.catalog), len(registry), settings.device, settings.redis_url or "off",
+        )  # fmt: skip
+        try:
+            yield
+        finally:
+            svc.close()
+            await cache.close()
+            registry.close()
+
+    routes: list[BaseRoute] = [
+        WebSocketRoute("/v1/stream", stream_endpoint),
+        Route("/v1/audio/speech", http.speech, methods=["POST"]),
+        Route("/v1/voices", http.voices, methods=["GET"]),
+        *voice_routes(registry, ClipIntake(), encoder, cache=cache),
+        Route("/healthz", http.healthz, methods=["GET"]),
+        Route("/metrics", http.metrics, methods=["GET"]),
+    ]
+    client = find_client_dir()
+    if client is not None:
+        routes.append(Mount("/", StaticFiles(directory=client, html=True), name="client"))
+    return Starlette(routes=routes, lifespan=lifespan)

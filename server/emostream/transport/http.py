@@ -1,0 +1,162 @@
+"""HTTP API beside the WebSocket: OpenAI-compatible speech, voices, health, metrics."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from emostream.codec.containers import OggOpusWriter, wav_header
+from emostream.codec.packetizer import FRAME_MS, OutputFormat
+from emostream.engine.service import Busy, SpeechService
+from emostream.engine.streamer import Packet, UtteranceRequest
+from emostream.text.normalize import normalize
+from emostream.text.splitter import Segmenter
+from emostream.transport.protocol import ProtocolError, parse_controls
+from emostream.voices.base import UnsupportedControl, check_controls
+
+log = logging.getLogger(__name__)
+
+# response_format → (codec, default sample rate, media type)
+FORMATS: dict[str, tuple[str, int, str]] = {
+    "opus": ("opus", 48000, "audio/ogg"),
+    "wav": ("pcm_s16le", 24000, "audio/wav"),
+    "pcm": ("pcm_s16le", 24000, "audio/pcm"),
+}
+
+
+def error(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+
+
+async def _segments(texts: list[str]) -> AsyncIterator[str]:
+    for text in texts:
+        yield text
+
+
+async def speech(request: Request) -> Response:
+    """``POST /v1/audio/speech`` — body ``{input, voice, speed, response_format, ...}``;
+    extra fields ``emotion``, ``intensity``, ``pitch_shift``, ``energy``, ``sample_rate``."""
+    service: SpeechService = request.app.state.service
+    try:
+        body = json.loads(await request.body())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return error(400, "bad_json", f"malformed JSON body: {exc}")
+    if not isinstance(body, dict):
+        return error(400, "bad_message", "the body must be a JSON object")
+    text = body.get("input")
+    if not isinstance(text, str) or not text.strip():
+        return error(400, "empty_text", "'input' must be a non-empty string")
+    if len(text) > service.settings.max_text_chars:
+        return error(
+            413, "text_too_long", f"'input' is over {service.settings.max_text_chars} characters"
+        )
+    voice_id = body.get("voice") or service.settings.default_voice
+    voice = service.catalog.get(voice_id) if isinstance(voice_id, str) else None
+    if voice is None:
+        reason = clone_unavailable(request.app, voice_id) if isinstance(voice_id, str) else None
+        if reason:
+            return error(409, "voice_unavailable", reason)
+        known = [i.id for i in service.catalog.infos()]
+        return error(404, "unknown_voice", f"unknown voice {voice_id!r}; available: {known}")
+    fmt_name = body.get("response_format", "opus")
+    if fmt_name not in FORMATS:
+        return error(400, "bad_format", f"response_format must be one of {sorted(FORMATS)}")
+    codec, rate, media = FORMATS[fmt_name]
+    try:
+        controls = parse_controls(body)
+        check_controls(voice.info, controls)
+        fmt = OutputFormat(codec=codec, sample_rate=int(body.get("sample_rate", rate)))  # type: ignore[arg-type]
+    except ProtocolError as exc:
+        return error(400, exc.code, exc.message)
+    except UnsupportedControl as exc:
+        return error(400, "unsupported_control", str(exc))
+    except (ValueError, TypeError) as exc:
+        return error(400, "bad_format", str(exc))
+    seg = Segmenter()
+    texts = seg.feed(normalize(text)) + seg.flush()
+    if not texts:
+        return error(400, "empty_text", "'input' has no speakable text")
+    if service.active >= service.settings.max_streams:
+        return error(503, "busy", "server at its stream limit; retry shortly")
+    req = UtteranceRequest(
+        voice=voice, controls=controls, fmt=fmt, stream_id=service.new_stream_id()
+    )
+    return StreamingResponse(_body(service, req, texts, fmt_name), media_type=media)
+
+
+async def _body(
+    service: SpeechService, req: UtteranceRequest, texts: list[str], fmt_name: str
+) -> AsyncIterator[bytes]:
+    rate = req.fmt.sample_rate
+    ogg: OggOpusWriter | None = None
+    if fmt_name == "opus":
+        ogg = OggOpusWriter(
+            sample_rate=rate, pre_skip=int(rate * 0.0065)
+        )  # libopus lookahead 6.5 ms
+        yield ogg.header()
+    elif fmt_name == "wav":
+        yield wav_header(sample_rate=rate)
+    per_packet = rate * FRAME_MS // 1000
+    try:
+        async with service.utterance(req, _segments(texts), transport="http") as (out, _stats):
+            batch: list[bytes] = []
+            async for item in out:
+                if not isinstance(item, Packet):
+                    continue
+                if ogg is None:
+                    yield item.data
+                    continue
+                batch.append(item.data)
+                if len(batch) >= 5:  # 100 ms per Ogg page
+                    yield ogg.pages(batch, per_packet)
+                    batch = []
+            if ogg is not None:
+                yield ogg.pages(batch, per_packet, last=True)
+    except Busy:
+        log.warning("speech request refused: busy")
+
+
+CLONE_UNAVAILABLE = (
+    "cloned voices need the EmoStream acoustic model (speaker-embedding input), which is not "
+    "shipped yet; the embedding is stored and will speak once it is"
+)
+
+
+async def voices(request: Request) -> JSONResponse:
+    """Stock voices (speakable) and cloned voices (with ``speakable`` saying whether a loaded
+    model can speak them)."""
+    service: SpeechService = request.app.state.service
+    out: list[dict[str, Any]] = [
+        {**info.as_dict(), "type": "stock", "speakable": True} for info in service.catalog.infos()
+    ]
+    for voice in request.app.state.registry.voices():
+        out.append({**voice.as_dict(), "speakable": False, "reason": CLONE_UNAVAILABLE})
+    return JSONResponse({"voices": out})
+
+
+def clone_unavailable(request_app: Any, voice_id: str) -> str | None:
+    """Why a cloned voice cannot speak in this process (None if it is not a known clone)."""
+    if request_app.state.registry.get(voice_id) is None:
+        return None
+    return f"voice {voice_id!r}: {CLONE_UNAVAILABLE}"
+
+
+async def healthz(request: Request) -> JSONResponse:
+    service: SpeechService = request.app.state.service
+    body: dict[str, Any] = {
+        "status": "ok",
+        "voices": len(service.catalog),
+        "active_streams": service.active,
+        "device": service.settings.device,
+    }
+    return JSONResponse(body)
+
+
+async def metrics(request: Request) -> Response:
+    service: SpeechService = request.app.state.service
+    return Response(service.metrics.render(), media_type=service.metrics.content_type)

@@ -1,0 +1,42 @@
+"""Prometheus metrics for one app instance (own registry; no process-global state)."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+_LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 2.0, 5.0)
+_RTF_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 5.0)
+
+
+class Metrics:
+    content_type = CONTENT_TYPE_LATEST
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        r = self.registry
+        self.first_audio = Histogram(
+            "emostream_first_audio_seconds",
+            "Time from the first speakable text to the first audio packet sent",
+            ["transport"], buckets=_LATENCY_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.rtf = Histogram(
+            "emostream_rtf", "Model compute time / audio duration per utterance",
+            buckets=_RTF_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.active_streams = Gauge(
+            "emostream_active_streams", "Utterances being synthesised now", registry=r
+        )
+        self.audio_seconds = Counter(
+            "emostream_audio_seconds", "Audio produced, seconds", ["transport"], registry=r
+        )
+        self.utterances = Counter(
+            "emostream_utterances", "Utterances finished", ["transport", "outcome"], registry=r
+        )
+        self.errors = Counter("emostream_errors", "Errors sent, by code", ["code"], registry=r)
+        self.gpu_memory = Gauge(
+            "emostream_gpu_memory_bytes", "GPU memory held by this process", registry=r
+        )
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

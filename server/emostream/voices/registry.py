@@ -1,0 +1,217 @@
+"""Cloned voices, persisted in SQLite so they survive a restart.
+
+A cloned voice is a name, an id, the speaker embedding of its reference clip (with the encoder
+version that made it) and the cleaned clip itself (16 kHz FLAC, so a later encoder can re-embed it
+and so emotion-by-reference can read its prosody). Stock voices are not stored here; the catalog
+lists them beside these.
+
+Plain ``sqlite3`` (one connection, a lock, WAL journal): every call is short and synchronous, so
+the HTTP layer may call it directly or through a thread.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import re
+import secrets
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import soundfile as sf
+
+log = logging.getLogger(__name__)
+
+FloatArray = npt.NDArray[np.float32]
+
+SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS cloned_voices (
+    id          TEXT PRIMARY KEY,
+    name        TEXT NOT NULL,
+    created     REAL NOT NULL,
+    clip_sha256 TEXT NOT NULL,
+    duration_s  REAL NOT NULL,
+    speech_s    REAL NOT NULL,
+    encoder     TEXT NOT NULL,
+    embedding   BLOB NOT NULL,
+    clip_flac   BLOB
+);
+CREATE INDEX IF NOT EXISTS cloned_voices_created ON cloned_voices (created);
+"""
+
+ID_PREFIX = "clone_"
+_ID_RE = re.compile(r"^clone_[0-9a-f]{16}$")
+NAME_MAX = 64
+
+
+def is_cloned_id(voice_id: str) -> bool:
+    """Whether ``voice_id`` has the shape of a cloned-voice id (stock ids never do)."""
+    return bool(_ID_RE.match(voice_id))
+
+
+def clean_name(name: str, *, max_chars: int = NAME_MAX) -> str:
+    """Trimmed display name; raises ``ValueError`` when empty, too long or holding control chars."""
+    name = name.strip()
+    if not name:
+        raise ValueError("'name' must not be empty")
+    if len(name) > max_chars:
+        raise ValueError(f"'name' is over {max_chars} characters")
+    if any(not ch.isprintable() for ch in name):
+        raise ValueError("'name' holds control characters")
+    return name
+
+
+@dataclass(frozen=True)
+class ClonedVoice:
+    id: str
+    name: str
+    created: float  # unix seconds
+    clip_sha256: str
+    duration_s: float
+    speech_s: float
+    encoder: str
+    embedding: FloatArray
+
+    def as_dict(self) -> dict[str, object]:
+        """What the voices API shows (the embedding stays on the server)."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "type": "cloned",
+            "created": datetime.fromtimestamp(self.created, UTC).isoformat(timespec="seconds"),
+            "clip_sha256": self.clip_sha256,
+            "duration_s": round(self.duration_s, 3),
+            "speech_s": round(self.speech_s, 3),
+            "encoder": self.encoder,
+        }
+
+
+def _flac(audio: FloatArray, sample_rate: int) -> bytes:
+    buf = io.BytesIO()
+    sf.write(buf, audio, sample_rate, format="FLAC", subtype="PCM_16")
+    return buf.getvalue()
+
+
+class VoiceRegistry:
+    """SQLite-backed store of cloned voices. Thread-safe."""
+
+    def __init__(self, path: Path | str, *, keep_clips: bool = True) -> None:
+        self.path = Path(path).expanduser()
+        if str(path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.keep_clips = keep_clips
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(path if str(path) == ":memory:" else self.path),
+                                   check_same_thread=False, isolation_level=None)  # fmt: skip
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.executescript(_SCHEMA)
+            version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+            if version == 0:
+                self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            elif version > SCHEMA_VERSION:
+                raise RuntimeError(
+                    f"{self.path} was written by a newer emostream (schema {version})"
+                )
+
+    @classmethod
+    def in_data_dir(cls, data_dir: str | Path, **kwargs: bool) -> VoiceRegistry:
+        """The registry at ``<data_dir>/voices.sqlite3`` (``Settings.data_dir``)."""
+        return cls(Path(data_dir).expanduser() / "voices.sqlite3", **kwargs)
+
+    def add(
+        self,
+        *,
+        name: str,
+        embedding: FloatArray,
+        encoder: str,
+        clip_sha256: str,
+        duration_s: float,
+        speech_s: float,
+        clip_audio: FloatArray | None = None,
+        sample_rate: int = 16000,
+    ) -> ClonedVoice:
+        voice = ClonedVoice(
+            id=ID_PREFIX + secrets.token_hex(8),
+            name=clean_name(name),
+            created=time.time(),
+            clip_sha256=clip_sha256,
+            duration_s=float(duration_s),
+            speech_s=float(speech_s),
+            encoder=encoder,
+            embedding=np.asarray(embedding, dtype=np.float32),
+        )
+        flac = (
+            _flac(clip_audio, sample_rate) if clip_audio is not None and self.keep_clips else None
+        )
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO cloned_voices VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (voice.id, voice.name, voice.created, voice.clip_sha256, voice.duration_s,
+                 voice.speech_s, voice.encoder, voice.embedding.astype("<f4").tobytes(), flac),
+            )  # fmt: skip
+        log.info("cloned voice %s (%r) stored", voice.id, voice.name)
+        return voice
+
+    @staticmethod
+    def _row(row: tuple[object, ...]) -> ClonedVoice:
+        vid, name, created, sha, dur, speech, enc, emb = row
+        assert isinstance(emb, bytes)
+        return ClonedVoice(
+            id=str(vid),
+            name=str(name),
+            created=float(created),  # type: ignore[arg-type]
+            clip_sha256=str(sha),
+            duration_s=float(dur),  # type: ignore[arg-type]
+            speech_s=float(speech),  # type: ignore[arg-type]
+            encoder=str(enc),
+            embedding=np.frombuffer(emb, dtype="<f4").astype(np.float32),
+        )
+
+    _COLUMNS = "id, name, created, clip_sha256, duration_s, speech_s, encoder, embedding"
+
+    def get(self, voice_id: str) -> ClonedVoice | None:
+        with self._lock:
+            row = self._db.execute(
+                f"SELECT {self._COLUMNS} FROM cloned_voices WHERE id = ?", (voice_id,)
+            ).fetchone()
+        return None if row is None else self._row(row)
+
+    def voices(self) -> list[ClonedVoice]:
+        """All cloned voices, oldest first."""
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {self._COLUMNS} FROM cloned_voices ORDER BY created, id"
+            ).fetchall()
+        return [self._row(r) for r in rows]
+
+    def clip(self, voice_id: str) -> tuple[FloatArray, int] | None:
+        """The stored reference clip ``(audio, sample_rate)``, if kept."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT clip_flac FROM cloned_voices WHERE id = ?", (voice_id,)
+            ).fetchone()
+        if row is None or row[0] is None:
+            return None
+        audio, rate = sf.read(io.BytesIO(row[0]), dtype="float32")
+        return np.asarray(audio, dtype=np.float32), int(rate)
+
+    def delete(self, voice_id: str) -> bool:
+        with self._lock:
+            cur = self._db.execute("DELETE FROM cloned_voices WHERE id = ?", (voice_id,))
+        return cur.rowcount > 0
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM cloned_voices").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,52 @@
+import numpy as np
+import pytest
+
+from emostream.codec.packetizer import FormatError, OutputFormat, Packetizer
+
+
+def tone(seconds: float, rate: int) -> np.ndarray:
+    t = np.arange(int(seconds * rate)) / rate
+    return (0.3 * np.sin(2 * np.pi * 220 * t)).astype(np.float32)
+
+
+@pytest.mark.parametrize("rate", [48000, 24000, 16000])
+def test_opus_packets_are_20ms_and_decode(rate: int) -> None:
+    import opuslib_next as opus
+
+    p = Packetizer(OutputFormat("opus", rate), in_rate=22050)
+    sig = tone(1.0, 22050)
+    packets: list[bytes] = []
+    for i in range(0, len(sig), 1000):  # odd-sized pushes
+        packets += p.push(sig[i : i + 1000])
+    packets += p.finish()
+    assert len(packets) == 50
+    assert p.samples_out == pytest.approx(rate, abs=2)
+    dec = opus.Decoder(rate, 1)
+    pcm = b"".join(dec.decode(pkt, rate // 50) for pkt in packets)
+    audio = np.frombuffer(pcm, dtype=np.int16).astype(np.float32) / 32768
+    assert len(audio) == 50 * rate // 50
+    assert 0.15 < np.sqrt(np.mean(audio[rate // 10 :] ** 2)) < 0.25  # the tone's RMS ≈ 0.21
+
+
+def test_pcm_passthrough_is_exact_without_resampling() -> None:
+    p = Packetizer(OutputFormat("pcm_s16le", 24000), in_rate=24000)
+    sig = tone(0.05, 24000)  # 2.5 frames
+    out = p.push(sig) + p.finish()
+    assert [len(x) for x in out] == [960, 960, 960]
+    got = np.frombuffer(b"".join(out), dtype=np.int16)
+    assert np.array_equal(got[: len(sig)], (sig * 32767).astype(np.int16))
+    assert not got[len(sig) :].any()  # padding is silence
+    assert p.samples_out == len(sig)
+
+
+def test_push_after_finish_fails() -> None:
+    p = Packetizer(OutputFormat("pcm_s16le", 16000), in_rate=16000)
+    p.finish()
+    with pytest.raises(RuntimeError):
+        p.push(np.zeros(10, dtype=np.float32))
+
+
+@pytest.mark.parametrize("kw", [{"codec": "mp3"}, {"sample_rate": 22050}, {"bitrate": 10}])
+def test_bad_formats(kw: dict[str, object]) -> None:
+    with pytest.raises(FormatError):
+        OutputFormat(**kw)  # type: ignore[arg-type]

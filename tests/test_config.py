@@ -1,0 +1,14 @@
+from emostream.config import Settings
+
+
+def test_defaults() -> None:
+    s = Settings()
+    assert s.port == 8000 and s.device == "cpu" and s.max_text_chars == 5000
+
+
+def test_env_then_overrides() -> None:
+    env = {"EMOSTREAM_PORT": "9000", "EMOSTREAM_MAX_TEXT_CHARS": "100", "EMOSTREAM_DEVICE": "cuda"}
+    s = Settings.from_env(env)
+    assert (s.port, s.max_text_chars, s.device) == (9000, 100, "cuda")
+    s = Settings.from_env(env, port=9100, device=None)
+    assert s.port == 9100 and s.device == "cuda"  # None means "not given on the CLI"

@@ -1,0 +1,69 @@
+import itertools
+import json
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from emostream.train import corpus
+from emostream.train.train import TrainConfig, train, unit_average
+
+V1 = Path(__file__).resolve().parents[2] / "models" / "corpus" / "v1"
+TINY = {
+    "d_model": 64,
+    "n_heads": 2,
+    "enc_layers": 1,
+    "dec_layers": 1,
+    "ff_dim": 128,
+    "var_filters": 64,
+}
+
+
+def test_unit_average() -> None:
+    v = np.array([1.0, 3.0, 5.0, 7.0, 9.0])
+    d = np.array([2, 0, 3])
+    assert unit_average(v, d).tolist() == [2.0, 0.0, 7.0]
+    m = np.array([True, False, False, False, True])
+    assert unit_average(v, d, m).tolist() == [1.0, 0.0, 9.0]
+
+
+@pytest.fixture(scope="module")
+def tiny_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A dozen real teacher utterances from the committed corpus, re-packed."""
+    shard = max(V1.glob("*.npz.xz"))
+    recs = []
+    for u in itertools.islice(corpus.read_shard(shard), 12):
+        assert int(u.durations.sum()) == u.mel.shape[0]
+        recs.append(
+            corpus.Record(
+                u.utt,
+                u.lang,
+                u.text,
+                u.speaker,
+                u.ids,
+                u.tones,
+                u.langs,
+                u.durations,
+                u.mel,
+                u.f0,
+                u.energy,
+                ge2e=None,
+            )
+        )
+    out = tmp_path_factory.mktemp("tiny")
+    corpus.write_shard(recs, out / "shard-000.npz.xz", preset=1)
+    shutil.copy(V1 / "speakers.npz", out / "speakers.npz")
+    return out
+
+
+def test_trains_and_resumes(tiny_corpus: Path, tmp_path: Path) -> None:
+    tc = TrainConfig(frames_per_batch=1500, eval_every=2, save_every=100, warmup=10)
+    first = train(tiny_corpus, tmp_path, max_steps=3, tc=tc, model_config=TINY, device="cpu")
+    assert first["step"] == 3 and (tmp_path / "last.pt").exists()
+    assert all(math.isfinite(v) for v in first["eval"].values())
+    second = train(tiny_corpus, tmp_path, max_steps=6, tc=tc, device="cpu")
+    assert second["step"] == 6  # resumed, not restarted
+    assert json.loads((tmp_path / "summary-0000006.json").read_text())["step"] == 6
+    assert (tmp_path / "model_fp16.pt").stat().st_size < 5_000_000

@@ -1,0 +1,119 @@
+import json
+from typing import Any
+
+import pytest
+
+from emostream.transport.protocol import (
+    BeginUtterance,
+    CancelUtterance,
+    EndOfInput,
+    QueueSegments,
+    SendError,
+    SessionProtocol,
+)
+from emostream.voices.base import VoiceInfo
+
+JOE = VoiceInfo(
+    id="joe", model="piper-vits", language="en-US", sample_rate=22050, controls=("speed",)
+)
+
+
+def proto(**kw: Any) -> SessionProtocol:
+    ids = iter(range(1000))
+    return SessionProtocol(
+        lookup_voice={"joe": JOE}.get, new_stream_id=lambda: f"s{next(ids)}", **kw
+    )
+
+
+def send(p: SessionProtocol, **msg: Any) -> list[object]:
+    return list(p.receive_text(json.dumps(msg)))
+
+
+def errors(actions: list[object]) -> list[str]:
+    return [a.code for a in actions if isinstance(a, SendError)]
+
+
+def test_happy_path_and_reuse() -> None:
+    p = proto()
+    (begin,) = send(p, type="start", format={"codec": "opus", "sample_rate": 24000})
+    assert isinstance(begin, BeginUtterance)
+    ev = begin.started_event
+    assert ev["type"] == "started" and ev["sample_rate"] == 24000 and ev["codec"] == "opus"
+    assert ev["frame_ms"] == 20 and ev["voice"] == "joe" and ev["stream_id"] == "s0"
+    assert ev["controls"] == {"speed": True, "pitch_shift": False, "energy": False,
+                              "emotion": False, "speaker": False}  # fmt: skip
+    assert send(p, type="text", text="Hello there, ") == [QueueSegments(["Hello there,"])]
+    assert send(p, type="text", text="my friend") == []
+    assert send(p, type="flush") == [QueueSegments(["my friend"])]
+    assert send(p, type="text", text="Bye.") == []
+    assert send(p, type="end") == [QueueSegments(["Bye."]), EndOfInput()]
+    assert p.state == "ending"
+    assert errors(send(p, type="text", text="late")) == ["already_ended"]
+    p.utterance_finished()
+    assert p.state == "idle"
+    (again,) = send(p, type="start")
+    assert isinstance(again, BeginUtterance) and again.request.stream_id == "s1"
+
+
+@pytest.mark.parametrize(
+    "raw,code",
+    [
+        ("{not json", "bad_json"),
+        ("[1, 2]", "bad_message"),
+        ('{"type": "dance"}', "unknown_type"),
+        ('{"text": "no type"}', "unknown_type"),
+        ('{"type": "text", "text": "hi"}', "not_started"),
+        ('{"type": "end"}', "not_started"),
+        ('{"type": "flush"}', "not_started"),
+        ('{"type": "cancel"}', "not_started"),
+        ('{"type": "start", "voice": "nobody"}', "unknown_voice"),
+        ('{"type": "start", "voice": 5}', "bad_value"),
+        ('{"type": "start", "format": {"sample_rate": 44100}}', "bad_format"),
+        ('{"type": "start", "format": {"codec": "mp3"}}', "bad_format"),
+        ('{"type": "start", "format": "opus"}', "bad_format"),
+        ('{"type": "start", "speed": 9}', "bad_value"),
+        ('{"type": "start", "speed": "fast"}', "bad_value"),
+        ('{"type": "start", "emotion": "bored"}', "bad_value"),
+        ('{"type": "start", "pitch_shift": 3}', "unsupported_control"),
+        ('{"type": "start", "emotion": "happy"}', "unsupported_control"),
+    ],
+)
+def test_bad_input_is_an_error_and_state_is_kept(raw: str, code: str) -> None:
+    p = proto()
+    assert errors(p.receive_text(raw)) == [code]
+    assert p.state == "idle"
+    assert isinstance(send(p, type="start")[0], BeginUtterance)  # still usable
+
+
+def test_errors_while_open_keep_the_utterance() -> None:
+    p = proto(max_text_chars=20)
+    send(p, type="start")
+    assert errors(send(p, type="start")) == ["already_started"]
+    assert errors(send(p, type="text", text=5)) == ["bad_value"]
+    assert errors(p.receive_bytes(b"\x00\x01")) == ["binary_not_allowed"]
+    assert send(p, type="text", text="Twelve chars") == []
+    assert errors(send(p, type="text", text="and now too many")) == ["text_too_long"]
+    assert p.state == "open"
+    assert send(p, type="end") == [QueueSegments(["Twelve chars"]), EndOfInput()]
+
+
+def test_cancel_returns_to_idle() -> None:
+    p = proto()
+    send(p, type="start")
+    send(p, type="text", text="Something long to say")
+    assert send(p, type="cancel") == [CancelUtterance()]
+    assert p.state == "idle"
+    assert isinstance(send(p, type="start")[0], BeginUtterance)
+
+
+def test_end_with_no_speakable_text() -> None:
+    p = proto()
+    send(p, type="start")
+    send(p, type="text", text=" ... ")
+    actions = send(p, type="end")
+    assert errors(actions) == ["empty_text"] and actions[-1] == EndOfInput()
+
+
+def test_speed_is_accepted_for_joe() -> None:
+    (begin,) = send(proto(), type="start", speed=1.3)
+    assert isinstance(begin, BeginUtterance) and begin.request.controls.speed == 1.3

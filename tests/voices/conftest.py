@@ -1,0 +1,1 @@
+from tests.voices.voice_fixtures import other_speech, redis_server, speech  # noqa: F401

