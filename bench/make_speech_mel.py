@@ -1,6 +1,6 @@
 """Write the real-speech log-mel used by bench/gpu_vocoder.sh (Piper joe, 22.05 kHz).
 
-    PYTHONPATH=server python bench/make_speech_mel.py speech_mel.npy
+PYTHONPATH=server python bench/make_speech_mel.py speech_mel.npy
 """
 
 import sys
