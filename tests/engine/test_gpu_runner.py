@@ -145,3 +145,35 @@ def test_torch_backend_eager_on_cpu_matches_module() -> None:
     assert backend.memory_report()["device"] == "cpu"
     with pytest.raises(ValueError):
         TorchVocoderBackend(model, device="cpu", dtype=torch.bfloat16)
+
+
+async def test_gpu_runner_routes_mel_voices_to_the_engine() -> None:
+    from emostream.engine.gpu_runner import GpuRunner
+
+    class Voice:
+        hop_length = HOP
+
+        def __init__(self) -> None:
+            self.decoded = 0
+
+        def acoustic(self, text: str, controls: object) -> str:
+            return text.upper()
+
+        def decode(self, frames: np.ndarray) -> np.ndarray:
+            self.decoded += 1
+            return np.zeros(frames.shape[1] * HOP, dtype=np.float32)
+
+    backend = FakeBackend()
+    engine = GpuVocoderEngine(backend, buckets=SPEC, max_wait_s=0.0)
+    await engine.start(warmup=False)
+    runner = GpuRunner(engine, workers=1)
+    voice = Voice()
+    assert await runner.acoustic(voice, "hi", None) == "HI"
+    mel = await runner.decode(voice, window([3.0, 4.0]), stream_id="s")
+    assert mel.tolist() == [3.0] * HOP + [4.0] * HOP and voice.decoded == 0
+    latent = np.zeros((5, 3), dtype=np.float32)  # not a mel: the voice's own decoder
+    assert (await runner.decode(voice, latent, stream_id="s")).shape == (3 * HOP,)
+    assert voice.decoded == 1 and len(backend.shapes) == 1
+    runner.cancel("s")
+    runner.close()
+    await engine.close()

@@ -38,6 +38,7 @@ import numpy.typing as npt
 from emostream.engine.batcher import Batch, Batcher, BucketSpec
 from emostream.engine.chunked import PadSide
 from emostream.engine.vocoder_backend import VocoderBackend
+from emostream.voices.base import Controls, Latent, Voice
 
 log = logging.getLogger(__name__)
 
@@ -257,3 +258,54 @@ class GpuVocoderEngine:
             a, b = job.trim if job.trim is not None else (0, n)
             chunk = audio[row, (start + a) * hop : (start + b) * hop]
             job.future.set_result(chunk.astype(np.float32, copy=True))
+
+
+class GpuRunner:
+    """The streamer's ``Runner`` (see :mod:`emostream.engine.runner`) over a
+    :class:`GpuVocoderEngine`: windows of 80-bin mels from voices with hop 256 are vocoded by
+    the shared engine (batched with every other stream); any other voice's ``decode`` (e.g.
+    Piper's latent decoder) and every ``acoustic`` call run on a small thread pool.
+
+    ``decode`` takes two optional hints the streamer knows: ``pad_side`` (``"left"`` for an
+    utterance's last window, see :func:`emostream.engine.chunked.pad_side`; without it the
+    last window's final frames differ slightly from a one-shot decode) and ``deadline``
+    (when the listener needs the audio, on the engine's clock; urgent windows go first).
+    """
+
+    def __init__(self, engine: GpuVocoderEngine, *, workers: int = 2) -> None:
+        self.engine = engine
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="emostream-cpu")
+
+    def _on_engine(self, voice: Voice, frames: npt.NDArray[np.float32]) -> bool:
+        backend = self.engine.backend
+        return bool(
+            frames.ndim == 2
+            and frames.shape[0] == backend.n_mels
+            and voice.hop_length == backend.hop_length
+        )
+
+    async def acoustic(self, voice: Voice, text: str, controls: Controls) -> Latent:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, voice.acoustic, text, controls)
+
+    async def decode(
+        self,
+        voice: Voice,
+        frames: npt.NDArray[np.float32],
+        *,
+        stream_id: str,
+        pad_side: PadSide = "right",
+        deadline: float | None = None,
+    ) -> Audio:
+        if self._on_engine(voice, frames):
+            return await self.engine.vocode(stream_id, frames, pad_side=pad_side, deadline=deadline)
+        loop = asyncio.get_running_loop()
+        audio: Audio = await loop.run_in_executor(self._pool, voice.decode, frames)
+        return audio
+
+    def cancel(self, stream_id: str) -> None:
+        self.engine.cancel(stream_id)
+
+    def close(self) -> None:
+        """Stop the thread pool (the engine is shared: ``await engine.close()`` at shutdown)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
