@@ -84,3 +84,20 @@ def test_onnx_export_matches_torch(universal: HifiGan, tmp_path: Path) -> None:
         "CPUExecutionProvider",
     ]
     assert choose_providers(["CUDAExecutionProvider"], allow_gpu=False) == ["CPUExecutionProvider"]
+
+
+def test_onnx_backend_runs_a_small_export(tmp_path: Path) -> None:
+    from emostream.engine.vocoder_backend import OnnxVocoderBackend
+    from emostream.models.hifigan_onnx import OnnxHifiGan
+
+    torch.manual_seed(0)
+    model = HifiGan(HifiGanConfig(upsample_initial_channel=32)).eval()
+    path = model.export_onnx(tmp_path / "small.onnx")
+    backend = OnnxVocoderBackend(OnnxHifiGan(path, threads=1))
+    mel = np.random.default_rng(2).normal(-5.0, 2.0, (3, 80, 12)).astype(np.float32)
+    with torch.no_grad():
+        ref = model(torch.from_numpy(mel))[:, 0].numpy()
+    out = backend.run(mel)
+    assert out.shape == (3, 12 * 256) and np.abs(out - ref).max() < 1e-4
+    backend.warmup([(1, 8)])
+    assert backend.memory_report()["backend"] == "onnxruntime"
