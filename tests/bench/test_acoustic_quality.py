@@ -87,12 +87,12 @@ def test_pitch_and_speed_controls_move_measurements(own: Any) -> None:
         s: prosody(own.speak(voice, text, {"pitch_shift": s}), MODEL_SR, len(words(text)))
         for s in (-4.0, 4.0)
     }
-    # +4 vs -4 semitones asks for 8; measured 6.0-7.5 on the benchmark's sentences
+    # +4 vs -4 semitones asks for 8; measured 5.4-7.0 (6 speaker × sentence pairs)
     assert f0[4.0].f0_mean_st - f0[-4.0].f0_mean_st > 4.0
     frames = {
         s: int(voice.acoustic(text, _controls(speed=s)).unit_frames.sum()) for s in (0.8, 1.25)
     }
-    assert 1.35 < frames[0.8] / frames[1.25] < 1.8  # asks for 1.5625
+    assert 1.4 < frames[0.8] / frames[1.25] < 1.75  # asks for 1.5625; measured 1.55-1.57
 
 
 def _controls(**kw: Any) -> Any:
