@@ -14,6 +14,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from emostream.engine.chunked import PadSide
 from emostream.voices.base import Controls, Latent, Voice
 
 
@@ -21,8 +22,18 @@ class Runner(Protocol):
     async def acoustic(self, voice: Voice, text: str, controls: Controls) -> Latent: ...
 
     async def decode(
-        self, voice: Voice, frames: npt.NDArray[np.float32], *, stream_id: str
-    ) -> npt.NDArray[np.float32]: ...
+        self,
+        voice: Voice,
+        frames: npt.NDArray[np.float32],
+        *,
+        stream_id: str,
+        pad_side: PadSide = "right",
+        deadline: float | None = None,
+    ) -> npt.NDArray[np.float32]:
+        """Decode one window. ``pad_side``: where a batching runner may pad the window (the side
+        away from the utterance's edge); ``deadline`` (``time.monotonic``): when the listener
+        needs the audio, for runners that schedule by urgency."""
+        ...
 
     def cancel(self, stream_id: str) -> None: ...
 
@@ -40,7 +51,13 @@ class ThreadRunner:
         return await loop.run_in_executor(self._pool, voice.acoustic, text, controls)
 
     async def decode(
-        self, voice: Voice, frames: npt.NDArray[np.float32], *, stream_id: str
+        self,
+        voice: Voice,
+        frames: npt.NDArray[np.float32],
+        *,
+        stream_id: str,
+        pad_side: PadSide = "right",
+        deadline: float | None = None,
     ) -> npt.NDArray[np.float32]:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pool, voice.decode, frames)

@@ -18,7 +18,9 @@ from emostream.engine.streamer import (
     stream_utterance,
 )
 from emostream.transport.metrics import Metrics
+from emostream.voices.base import Voice, VoiceInfo
 from emostream.voices.catalog import VoiceCatalog
+from emostream.voices.registry import VoiceRegistry
 
 
 class Busy(Exception):
@@ -33,14 +35,47 @@ class SpeechService:
         *,
         runner: Runner | None = None,
         metrics: Metrics | None = None,
+        registry: VoiceRegistry | None = None,
     ) -> None:
         self.settings = settings
         self.catalog = catalog
+        self.registry = registry
+        self._clones: dict[str, Voice] = {}
         self.runner: Runner = runner or ThreadRunner(workers=settings.decode_workers)
         self.metrics = metrics or Metrics()
         self.active = 0
         self._ids = itertools.count(1)
         self._prefix = f"{os.getpid():x}"
+
+    @property
+    def can_clone(self) -> bool:
+        """Whether a loaded model speaks arbitrary speaker embeddings."""
+        return self.catalog.family is not None
+
+    def voice(self, voice_id: str) -> Voice | None:
+        """A stock voice, or a cloned one (registry embedding) when a model can speak it."""
+        found = self.catalog.get(voice_id)
+        if found is not None or self.catalog.family is None or self.registry is None:
+            return found
+        if voice_id in self._clones:
+            return self._clones[voice_id]
+        clone = self.registry.get(voice_id)
+        if clone is None:
+            return None
+        voice = self.catalog.family.voice(
+            clone.id, clone.embedding, language="multi", description=f"cloned voice {clone.name!r}"
+        )
+        self._clones[voice_id] = voice
+        return voice
+
+    def voice_info(self, voice_id: str) -> VoiceInfo | None:
+        voice = self.voice(voice_id)
+        return voice.info if voice is not None else None
+
+    def forget(self, event: str, voice_id: str) -> None:
+        """Registry change hook: drop a deleted clone's cached voice."""
+        if event == "deleted":
+            self._clones.pop(voice_id, None)
 
     def new_stream_id(self) -> str:
         return f"s-{self._prefix}-{next(self._ids)}"

@@ -12,6 +12,7 @@ from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
 from emostream.config import Settings
+from emostream.engine.devices import setup_device
 from emostream.engine.service import SpeechService
 from emostream.transport import http
 from emostream.transport.metrics import Metrics
@@ -48,12 +49,26 @@ def create_app(
     registry = VoiceRegistry.in_data_dir(settings.data_dir)
     cache = EmbeddingCache(redis_url=settings.redis_url, registry=metrics.registry)
     encoder = SpeakerEncoder(default_model_path(settings.models_dir), threads=settings.cpu_threads)
+    holder: list[SpeechService] = []  # the service, once the lifespan has built it
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        svc = service or SpeechService(settings, catalog or load_catalog(settings), metrics=metrics)
+        device = None
+        svc = service
+        if svc is None:
+            device = await setup_device(settings)
+            svc = SpeechService(
+                settings,
+                catalog or load_catalog(settings),
+                runner=device.runner,
+                metrics=metrics,
+                registry=registry,
+            )
+            if device.report:
+                metrics.gpu_memory.set(float(device.report.get("reserved_bytes", 0)))
         app.state.service = svc
         app.state.registry = registry
+        holder.append(svc)
         log.info(
             "emostream ready: %d voice(s), %d cloned, device=%s, redis=%s",
             len(svc.catalog), len(registry), settings.device, settings.redis_url or "off",
@@ -62,6 +77,8 @@ def create_app(
             yield
         finally:
             svc.close()
+            if device is not None:
+                await device.close()
             await cache.close()
             registry.close()
 
@@ -69,7 +86,13 @@ def create_app(
         WebSocketRoute("/v1/stream", stream_endpoint),
         Route("/v1/audio/speech", http.speech, methods=["POST"]),
         Route("/v1/voices", http.voices, methods=["GET"]),
-        *voice_routes(registry, ClipIntake(), encoder, cache=cache),
+        *voice_routes(
+            registry,
+            ClipIntake(),
+            encoder,
+            cache=cache,
+            on_change=lambda event, vid: holder[0].forget(event, vid) if holder else None,
+        ),
         Route("/healthz", http.healthz, methods=["GET"]),
         Route("/metrics", http.metrics, methods=["GET"]),
     ]

@@ -46,7 +46,7 @@ class StreamConnection:
         self.ws = ws
         self.service = service
         self.protocol = SessionProtocol(
-            lookup_voice=service.catalog.info,
+            lookup_voice=service.voice_info,
             default_voice=service.settings.default_voice,
             max_text_chars=service.settings.max_text_chars,
             new_stream_id=service.new_stream_id,
@@ -93,7 +93,7 @@ class StreamConnection:
 
     async def _begin(self, action: BeginUtterance) -> None:
         req = action.request
-        voice = self.service.catalog.get(req.voice.id)
+        voice = self.service.voice(req.voice.id)
         if voice is None or self.service.active >= self.service.settings.max_streams:
             code, msg = (
                 ("unknown_voice", f"voice {req.voice.id!r} is gone")
