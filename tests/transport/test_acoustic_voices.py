@@ -4,6 +4,7 @@ prosody, and a clone registered over HTTP and spoken over the WebSocket."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import io
 import json
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ import websockets
 
 from emostream.config import Settings
 from emostream.engine.oneshot import synthesize
+from emostream.voices.acoustic import AcousticFamily
 from emostream.voices.catalog import VoiceCatalog, load_acoustic_family
 from emostream.voices.piper_voice import PiperVoice
 from tests.conftest import ServerThread
@@ -25,17 +27,31 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def fs2_server(joe: PiperVoice, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
+def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(data_dir=str(tmp_path_factory.mktemp("fs2-data")), acoustic="on")
+
+
+@pytest.fixture(scope="module")
+def family(settings: Settings) -> AcousticFamily:
+    loaded = load_acoustic_family(settings)
+    assert loaded is not None
+    return loaded
+
+
+def fs2_app(settings: Settings, joe: PiperVoice, family: AcousticFamily) -> Any:
     from emostream.transport.app import create_app
 
-    settings = Settings(data_dir=str(tmp_path_factory.mktemp("fs2-data")), acoustic="on")
-    family = load_acoustic_family(settings)
-    assert family is not None
-    catalog = VoiceCatalog(
-        [joe, *[v for v in family.stock_voices() if v.info.id in ("af_heart", "am_michael")]]
-    )
+    stock = [v for v in family.stock_voices() if v.info.id in ("af_heart", "am_michael")]
+    catalog = VoiceCatalog([joe, *stock])
     catalog.family = family
-    with ServerThread(create_app(settings, catalog=catalog)) as srv:
+    return create_app(settings, catalog=catalog)
+
+
+@pytest.fixture(scope="module")
+def fs2_server(
+    settings: Settings, joe: PiperVoice, family: AcousticFamily
+) -> Iterator[ServerThread]:
+    with ServerThread(fs2_app(settings, joe, family)) as srv:
         yield srv
 
 
@@ -75,7 +91,33 @@ async def test_stock_speaker_with_emotion(fs2_server: ServerThread) -> None:
     assert len(sad) > len(neutral) * 1.05  # sad speaks slower (and pauses longer)
 
 
-async def test_clone_registered_then_spoken(fs2_server: ServerThread, joe: PiperVoice) -> None:
+def clip_wav(joe: PiperVoice) -> bytes:
+    text = "This is my own voice, and I would like the stream to use it from now on."
+    pcm = asyncio.run(synthesize(joe, text, sample_rate=16000))
+    buf = io.BytesIO()
+    sf.write(buf, pcm, 16000, format="WAV", subtype="PCM_16")
+    return buf.getvalue()
+
+
+async def test_inline_reference_audio(fs2_server: ServerThread, joe: PiperVoice) -> None:
+    wav = await asyncio.to_thread(clip_wav, joe)
+    start = {"reference_audio": base64.b64encode(wav).decode()}
+    events, audio = await speak(fs2_server.ws_url, start, "Same voice, sent inline.")
+    assert events[0]["type"] == "started" and events[0]["voice"].startswith("ref_")
+    assert events[-1]["type"] == "done" and len(audio) / 24000 > 1.0
+    events, _ = await speak(fs2_server.ws_url, {"reference_audio": "%%%"}, "x")
+    assert events[0]["type"] == "error" and events[0]["code"] == "bad_value"
+    silent = io.BytesIO()
+    sf.write(silent, np.zeros(16000 * 5, dtype=np.int16), 16000, format="WAV")
+    events, _ = await speak(
+        fs2_server.ws_url, {"reference_audio": base64.b64encode(silent.getvalue()).decode()}, "x"
+    )
+    assert events[0]["type"] == "error" and events[0]["code"] == "silent"
+
+
+async def test_clone_registered_then_spoken(
+    fs2_server: ServerThread, joe: PiperVoice, settings: Settings, family: AcousticFamily
+) -> None:
     pcm = await asyncio.to_thread(
         lambda: asyncio.run(
             synthesize(

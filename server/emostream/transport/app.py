@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
@@ -50,6 +54,19 @@ def create_app(
     cache = EmbeddingCache(redis_url=settings.redis_url, registry=metrics.registry)
     encoder = SpeakerEncoder(default_model_path(settings.models_dir), threads=settings.cpu_threads)
     holder: list[SpeechService] = []  # the service, once the lifespan has built it
+    intake = ClipIntake()
+
+    async def embed_reference(data: bytes) -> npt.NDArray[np.float32]:
+        """Speaker embedding of an inline clip, through the shared cache (by the bytes' SHA-256)."""
+        if len(data) > intake.limits.max_bytes:
+            intake(data)  # raises the oversized ClipError without decoding
+        digest = hashlib.sha256(data).hexdigest()
+
+        async def compute() -> npt.NDArray[np.float32]:
+            clip = await asyncio.to_thread(intake, data)
+            return await asyncio.to_thread(encoder.embed_clip, clip)
+
+        return await cache.get_or_compute(encoder.version, digest, compute)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -63,6 +80,7 @@ def create_app(
                 runner=device.runner,
                 metrics=metrics,
                 registry=registry,
+                embed_reference=embed_reference,
             )
             if device.report:
                 metrics.gpu_memory.set(float(device.report.get("reserved_bytes", 0)))
@@ -88,7 +106,7 @@ def create_app(
         Route("/v1/voices", http.voices, methods=["GET"]),
         *voice_routes(
             registry,
-            ClipIntake(),
+            intake,
             encoder,
             cache=cache,
             on_change=lambda event, vid: holder[0].forget(event, vid) if holder else None,
