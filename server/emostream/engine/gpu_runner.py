@@ -285,8 +285,10 @@ class GpuRunner:
             and voice.hop_length == backend.hop_length
         )
 
-    async def acoustic(self, voice: Voice, text: str, controls: Controls) -> Latent:
-        return await self._cpu.acoustic(voice, text, controls)
+    async def acoustic(
+        self, voice: Voice, text: str, controls: Controls, *, deadline: float | None = None
+    ) -> Latent:
+        return await self._cpu.acoustic(voice, text, controls, deadline=deadline)
 
     async def decode(
         self,
@@ -299,7 +301,7 @@ class GpuRunner:
     ) -> Audio:
         if self._on_engine(voice, frames):
             return await self.engine.vocode(stream_id, frames, pad_side=pad_side, deadline=deadline)
-        return await self._cpu.decode(voice, frames, stream_id=stream_id)
+        return await self._cpu.decode(voice, frames, stream_id=stream_id, deadline=deadline)
 
     def cancel(self, stream_id: str) -> None:
         self.engine.cancel(stream_id)

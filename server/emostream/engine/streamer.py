@@ -120,7 +120,8 @@ async def _acoustic_ahead(
             else:
                 await go_ahead.wait()
             t0 = clock()
-            latent = await runner.acoustic(request.voice, text, request.controls)
+            due = _listener_deadline(stats, request.fmt.sample_rate, t0)
+            latent = await runner.acoustic(request.voice, text, request.controls, deadline=due)
             stats.compute_s += clock() - t0
             await out.put((text, latent))
         await out.put(None)
