@@ -23,6 +23,7 @@ class Settings:
     decode_workers: int = 2  # threads running model calls on CPU
     redis_url: str = ""  # empty: in-process cache only
     data_dir: str = "~/.local/share/emostream"  # cloned voices (SQLite)
+    acoustic: str = "auto"  # EmoStream acoustic voices: auto (if torch is installed), on, off
     models_dir: str = ""  # shipped weights; empty: the models/ folder above the package
     log_level: str = "info"
     extra: Mapping[str, str] = field(default_factory=dict)

@@ -38,7 +38,7 @@ async def test_register_list_and_refuse_to_speak_a_clone(
         listed = {v["id"]: v for v in (await client.get("/v1/voices")).json()["voices"]}
         assert listed["joe"]["speakable"] is True
         assert (
-            listed[voice_id]["speakable"] is False and "not shipped" in listed[voice_id]["reason"]
+            listed[voice_id]["speakable"] is False and "did not load" in listed[voice_id]["reason"]
         )
         r = await client.post("/v1/audio/speech", json={"input": "Hi.", "voice": voice_id})
         assert r.status_code == 409 and r.json()["error"]["code"] == "voice_unavailable"

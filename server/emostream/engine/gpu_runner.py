@@ -37,6 +37,7 @@ import numpy.typing as npt
 
 from emostream.engine.batcher import Batch, Batcher, BucketSpec
 from emostream.engine.chunked import PadSide
+from emostream.engine.runner import ThreadRunner
 from emostream.engine.vocoder_backend import VocoderBackend
 from emostream.voices.base import Controls, Latent, Voice
 
@@ -274,7 +275,7 @@ class GpuRunner:
 
     def __init__(self, engine: GpuVocoderEngine, *, workers: int = 2) -> None:
         self.engine = engine
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="emostream-cpu")
+        self._cpu = ThreadRunner(workers=workers)  # acoustic calls and non-mel decoders
 
     def _on_engine(self, voice: Voice, frames: npt.NDArray[np.float32]) -> bool:
         backend = self.engine.backend
@@ -284,9 +285,10 @@ class GpuRunner:
             and voice.hop_length == backend.hop_length
         )
 
-    async def acoustic(self, voice: Voice, text: str, controls: Controls) -> Latent:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, voice.acoustic, text, controls)
+    async def acoustic(
+        self, voice: Voice, text: str, controls: Controls, *, deadline: float | None = None
+    ) -> Latent:
+        return await self._cpu.acoustic(voice, text, controls, deadline=deadline)
 
     async def decode(
         self,
@@ -299,13 +301,11 @@ class GpuRunner:
     ) -> Audio:
         if self._on_engine(voice, frames):
             return await self.engine.vocode(stream_id, frames, pad_side=pad_side, deadline=deadline)
-        loop = asyncio.get_running_loop()
-        audio: Audio = await loop.run_in_executor(self._pool, voice.decode, frames)
-        return audio
+        return await self._cpu.decode(voice, frames, stream_id=stream_id, deadline=deadline)
 
     def cancel(self, stream_id: str) -> None:
         self.engine.cancel(stream_id)
 
     def close(self) -> None:
         """Stop the thread pool (the engine is shared: ``await engine.close()`` at shutdown)."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._cpu.close()

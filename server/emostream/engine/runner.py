@@ -1,52 +1,143 @@
 """Where model calls run. The streaming loop awaits a runner, never a model directly.
 
-:class:`ThreadRunner` runs calls on a small thread pool (ONNX Runtime releases the
-GIL), which is the CPU path. A GPU runner (batched across streams) implements the
-same two coroutines.
+:class:`ThreadRunner` is the CPU path: a few worker threads (ONNX Runtime and torch release
+the GIL) taking queued calls most-urgent first. Every call carries a deadline on
+``time.monotonic`` — when a listener would run out of audio — so a new stream's first
+chunk goes ahead of chunks for streams that still have seconds buffered (earliest deadline
+first, the usual rule for real-time work). A GPU runner implements the same coroutines.
 """
 
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
-from typing import Protocol
+import heapq
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from emostream.engine.chunked import PadSide
 from emostream.voices.base import Controls, Latent, Voice
 
 
 class Runner(Protocol):
-    async def acoustic(self, voice: Voice, text: str, controls: Controls) -> Latent: ...
+    async def acoustic(
+        self, voice: Voice, text: str, controls: Controls, *, deadline: float | None = None
+    ) -> Latent:
+        """Run the acoustic stage; ``deadline`` (``time.monotonic``): when its audio is due."""
+        ...
 
     async def decode(
-        self, voice: Voice, frames: npt.NDArray[np.float32], *, stream_id: str
-    ) -> npt.NDArray[np.float32]: ...
+        self,
+        voice: Voice,
+        frames: npt.NDArray[np.float32],
+        *,
+        stream_id: str,
+        pad_side: PadSide = "right",
+        deadline: float | None = None,
+    ) -> npt.NDArray[np.float32]:
+        """Decode one window. ``pad_side``: where a batching runner may pad the window (the side
+        away from the utterance's edge); ``deadline`` (``time.monotonic``): when the listener
+        needs the audio, for runners that schedule by urgency."""
+        ...
 
     def cancel(self, stream_id: str) -> None: ...
 
     def close(self) -> None: ...
 
 
+def _resolve(fut: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    if fut.done():  # cancelled while the call ran
+        return
+    if ok:
+        fut.set_result(value)
+    else:
+        fut.set_exception(value)
+
+
 class ThreadRunner:
-    """Runs model calls on ``workers`` threads (documented default 2 = the CI machine's cores)."""
+    """Runs model calls on ``workers`` threads (documented default 2 = the CI machine's
+    cores), earliest deadline first; calls without a deadline are due when submitted."""
 
-    def __init__(self, *, workers: int = 2) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="emostream-model")
+    def __init__(self, *, workers: int = 2, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._heap: list[tuple[float, int, Callable[[], Any], asyncio.Future[Any]]] = []
+        self._cond = threading.Condition()
+        self._seq = itertools.count()
+        self._closed = False
+        self._threads = [
+            threading.Thread(target=self._work, name=f"emostream-model-{i}", daemon=True)
+            for i in range(max(1, workers))
+        ]
+        for thread in self._threads:
+            thread.start()
 
-    async def acoustic(self, voice: Voice, text: str, controls: Controls) -> Latent:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, voice.acoustic, text, controls)
+    async def run(self, fn: Callable[[], Any], *, deadline: float | None = None) -> Any:
+        """Queue ``fn`` and await its result."""
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        due = self._clock() if deadline is None else deadline
+        with self._cond:
+            if self._closed:
+                raise RuntimeError("runner is closed")
+            heapq.heappush(self._heap, (due, next(self._seq), fn, fut))
+            self._cond.notify()
+        return await fut
+
+    async def acoustic(
+        self, voice: Voice, text: str, controls: Controls, *, deadline: float | None = None
+    ) -> Latent:
+        latent: Latent = await self.run(lambda: voice.acoustic(text, controls), deadline=deadline)
+        return latent
 
     async def decode(
-        self, voice: Voice, frames: npt.NDArray[np.float32], *, stream_id: str
+        self,
+        voice: Voice,
+        frames: npt.NDArray[np.float32],
+        *,
+        stream_id: str,
+        pad_side: PadSide = "right",
+        deadline: float | None = None,
     ) -> npt.NDArray[np.float32]:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, voice.decode, frames)
+        audio: npt.NDArray[np.float32] = await self.run(
+            lambda: voice.decode(frames), deadline=deadline
+        )
+        return audio
 
     def cancel(self, stream_id: str) -> None:
-        """Nothing queued per stream here: an in-flight call finishes and is discarded."""
+        """Queued calls of a cancelled stream are skipped (their awaiting task is cancelled,
+        which cancels the future); a call already running finishes and is discarded."""
+
+    def pending(self) -> int:
+        with self._cond:
+            return len(self._heap)
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        with self._cond:
+            self._closed = True
+            dropped, self._heap = self._heap, []
+            self._cond.notify_all()
+        for _, _, _, fut in dropped:
+            fut.get_loop().call_soon_threadsafe(fut.cancel)
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                while not self._heap and not self._closed:
+                    self._cond.wait()
+                if not self._heap:
+                    return
+                _, _, fn, fut = heapq.heappop(self._heap)
+            if fut.cancelled():
+                continue
+            try:
+                ok, value = True, fn()
+            except Exception as exc:  # noqa: BLE001 - handed to the awaiting coroutine
+                ok, value = False, exc
+            try:
+                fut.get_loop().call_soon_threadsafe(_resolve, fut, ok, value)
+            except RuntimeError:  # the loop is gone (shutdown)
+                return

@@ -3,10 +3,15 @@ shared by the WebSocket and HTTP layers."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
-from collections.abc import AsyncIterator
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+
+import numpy as np
+import numpy.typing as npt
 
 from emostream.config import Settings
 from emostream.engine.runner import Runner, ThreadRunner
@@ -18,7 +23,9 @@ from emostream.engine.streamer import (
     stream_utterance,
 )
 from emostream.transport.metrics import Metrics
+from emostream.voices.base import Voice, VoiceInfo
 from emostream.voices.catalog import VoiceCatalog
+from emostream.voices.registry import VoiceRegistry
 
 
 class Busy(Exception):
@@ -33,14 +40,70 @@ class SpeechService:
         *,
         runner: Runner | None = None,
         metrics: Metrics | None = None,
+        registry: VoiceRegistry | None = None,
+        embed_reference: Callable[[bytes], Awaitable[npt.NDArray[np.float32]]] | None = None,
     ) -> None:
         self.settings = settings
         self.catalog = catalog
+        self.registry = registry
+        self._clones: dict[str, Voice] = {}
+        self._embed_reference = embed_reference
+        self._references: OrderedDict[str, Voice] = OrderedDict()  # inline clips, LRU
         self.runner: Runner = runner or ThreadRunner(workers=settings.decode_workers)
         self.metrics = metrics or Metrics()
         self.active = 0
         self._ids = itertools.count(1)
         self._prefix = f"{os.getpid():x}"
+
+    @property
+    def can_clone(self) -> bool:
+        """Whether a loaded model speaks arbitrary speaker embeddings."""
+        return self.catalog.family is not None
+
+    def voice(self, voice_id: str) -> Voice | None:
+        """A stock voice, or a cloned one (registry embedding) when a model can speak it."""
+        found = self.catalog.get(voice_id) or self._references.get(voice_id)
+        if found is not None or self.catalog.family is None or self.registry is None:
+            return found
+        if voice_id in self._clones:
+            return self._clones[voice_id]
+        clone = self.registry.get(voice_id)
+        if clone is None:
+            return None
+        voice = self.catalog.family.voice(
+            clone.id, clone.embedding, language="multi", description=f"cloned voice {clone.name!r}"
+        )
+        self._clones[voice_id] = voice
+        return voice
+
+    async def reference_voice(self, clip: bytes) -> Voice:
+        """A voice for an inline reference clip (WebSocket ``start.reference_audio``): the clip's
+        speaker embedding (cached by the clip's SHA-256) on the model family. Raises
+        ``ClipError`` for a bad clip and ``RuntimeError`` if no loaded model can clone."""
+        family = self.catalog.family
+        if family is None or self._embed_reference is None:
+            raise RuntimeError("no loaded model speaks arbitrary speakers")
+        voice_id = "ref_" + hashlib.sha256(clip).hexdigest()[:16]
+        if voice_id in self._references:
+            self._references.move_to_end(voice_id)
+            return self._references[voice_id]
+        embedding = await self._embed_reference(clip)
+        voice = family.voice(
+            voice_id, embedding, language="multi", description="inline reference clip"
+        )
+        self._references[voice_id] = voice
+        while len(self._references) > 256:
+            self._references.popitem(last=False)
+        return voice
+
+    def voice_info(self, voice_id: str) -> VoiceInfo | None:
+        voice = self.voice(voice_id)
+        return voice.info if voice is not None else None
+
+    def forget(self, event: str, voice_id: str) -> None:
+        """Registry change hook: drop a deleted clone's cached voice."""
+        if event == "deleted":
+            self._clones.pop(voice_id, None)
 
     def new_stream_id(self) -> str:
         return f"s-{self._prefix}-{next(self._ids)}"

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from emostream.codec.packetizer import OutputFormat, Packetizer
+from emostream.engine.chunked import pad_side
 from emostream.engine.chunker import ChunkSchedule, trim_output
 from emostream.engine.runner import Runner
 from emostream.voices.base import Controls, Latent, Voice
@@ -119,7 +120,8 @@ async def _acoustic_ahead(
             else:
                 await go_ahead.wait()
             t0 = clock()
-            latent = await runner.acoustic(request.voice, text, request.controls)
+            due = _listener_deadline(stats, request.fmt.sample_rate, t0)
+            latent = await runner.acoustic(request.voice, text, request.controls, deadline=due)
             stats.compute_s += clock() - t0
             await out.put((text, latent))
         await out.put(None)
@@ -195,7 +197,11 @@ async def stream_utterance(
             for window in schedule.windows(latent.num_frames, first=short_first):
                 t0 = clock()
                 audio = await runner.decode(
-                    voice, latent.frames[:, window.lo : window.hi], stream_id=request.stream_id
+                    voice,
+                    latent.frames[:, window.lo : window.hi],
+                    stream_id=request.stream_id,
+                    pad_side=pad_side(window, latent.num_frames),
+                    deadline=_listener_deadline(stats, out_rate, clock()),
                 )
                 stats.compute_s += clock() - t0
                 for data in packetizer.push(trim_output(window, audio, hop)):
@@ -214,6 +220,13 @@ async def stream_utterance(
         producer.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await producer
+
+
+def _listener_deadline(stats: UtteranceStats, out_rate: int, now: float) -> float:
+    """When the listener runs out of audio (now, before the first packet)."""
+    if stats.first_audio_at is None:
+        return now
+    return stats.first_audio_at + stats.audio_samples / out_rate
 
 
 def _listener_starving(stats: UtteranceStats, out_rate: int, now: float) -> bool:

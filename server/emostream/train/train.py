@@ -178,6 +178,9 @@ class TrainConfig:
     seed: int = 0
 
 
+REWARM = 200  # steps of learning-rate ramp after a weights-only warm start
+
+
 def lr_at(step: int, tc: TrainConfig) -> float:
     return tc.lr * min(1.0, (step + 1) / tc.warmup) * min(1.0, math.sqrt(tc.warmup / (step + 1)))
 
@@ -191,8 +194,14 @@ def train(
     tc: TrainConfig | None = None,
     model_config: dict[str, Any] | None = None,
     device: str | None = None,
+    init: Path | None = None,
 ) -> dict[str, Any]:
-    """Train until ``budget_s`` or ``max_steps`` (0 = no limit); resume from ``out/last.pt``."""
+    """Train until ``budget_s`` or ``max_steps`` (0 = no limit); resume from ``out/last.pt``.
+
+    Without ``last.pt``, ``init`` (a shipped ``model_fp16.pt``: weights, config and step only)
+    warm-starts the weights with a fresh optimiser — how a window on a new machine continues
+    when the 190 MB optimiser state could not travel. The learning rate then ramps up again
+    over ``REWARM`` steps."""
     t0 = time.monotonic()
     tc = tc or TrainConfig()
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
@@ -205,9 +214,13 @@ def train(
     held, train_items = [items[i] for i in idx[:n_eval]], [items[i] for i in idx[n_eval:]]
     ckpt = out / "last.pt"
     state: dict[str, Any] | None = None
+    warm: dict[str, Any] | None = None
     if ckpt.exists():
         state = torch.load(ckpt, map_location="cpu", weights_only=False)
         cfg = AcousticConfig.from_dict(state["config"])
+    elif init is not None:
+        warm = torch.load(init, map_location="cpu", weights_only=False)
+        cfg = AcousticConfig.from_dict(warm["config"])
     else:
         cfg = AcousticConfig.from_dict({**(model_config or {}), **corpus_stats(train_items)})
     model = AcousticModel(cfg).to(dev)
@@ -218,6 +231,11 @@ def train(
         opt.load_state_dict(state["optim"])
         step, epoch = int(state["step"]), int(state["epoch"])
         log.info("resumed from %s at step %d", ckpt, step)
+    rewarm_from = -1
+    if warm is not None:
+        model.load_state_dict({k: v.float() for k, v in warm["model"].items()})
+        step = rewarm_from = int(warm.get("step", 0))
+        log.info("warm start from %s (step %d, fresh optimiser)", init, step)
     amp = dev.type == "cuda"
     history: list[dict[str, float]] = []
 
@@ -251,7 +269,9 @@ def train(
     while not stop:
         for group in batches(train_items, tc.frames_per_batch, random.Random(tc.seed + epoch)):
             for g in opt.param_groups:
-                g["lr"] = lr_at(step, tc)
+                g["lr"] = lr_at(step, tc) * (
+                    min(1.0, (step - rewarm_from) / REWARM) if rewarm_from >= 0 else 1.0
+                )
             with torch.autocast("cuda", torch.bfloat16, enabled=amp):
                 parts = losses(model, collate(group, cfg, dev))
             opt.zero_grad(set_to_none=True)
@@ -321,6 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--eval-every", type=int, default=500)
     p.add_argument("--save-every", type=int, default=1000)
     p.add_argument("--device", default=None)
+    p.add_argument("--init", type=Path, default=None, help="warm start from a model_fp16.pt")
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     tc = TrainConfig(
@@ -333,6 +354,7 @@ def main(argv: list[str] | None = None) -> int:
         max_steps=a.max_steps,
         tc=tc,
         device=a.device,
+        init=a.init,
     )
     return 0
 

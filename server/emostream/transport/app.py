@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
 from emostream.config import Settings
+from emostream.engine.devices import setup_device
 from emostream.engine.service import SpeechService
 from emostream.transport import http
 from emostream.transport.metrics import Metrics
@@ -48,12 +53,40 @@ def create_app(
     registry = VoiceRegistry.in_data_dir(settings.data_dir)
     cache = EmbeddingCache(redis_url=settings.redis_url, registry=metrics.registry)
     encoder = SpeakerEncoder(default_model_path(settings.models_dir), threads=settings.cpu_threads)
+    holder: list[SpeechService] = []  # the service, once the lifespan has built it
+    intake = ClipIntake()
+
+    async def embed_reference(data: bytes) -> npt.NDArray[np.float32]:
+        """Speaker embedding of an inline clip, through the shared cache (by the bytes' SHA-256)."""
+        if len(data) > intake.limits.max_bytes:
+            intake(data)  # raises the oversized ClipError without decoding
+        digest = hashlib.sha256(data).hexdigest()
+
+        async def compute() -> npt.NDArray[np.float32]:
+            clip = await asyncio.to_thread(intake, data)
+            return await asyncio.to_thread(encoder.embed_clip, clip)
+
+        return await cache.get_or_compute(encoder.version, digest, compute)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        svc = service or SpeechService(settings, catalog or load_catalog(settings), metrics=metrics)
+        device = None
+        svc = service
+        if svc is None:
+            device = await setup_device(settings)
+            svc = SpeechService(
+                settings,
+                catalog or load_catalog(settings),
+                runner=device.runner,
+                metrics=metrics,
+                registry=registry,
+                embed_reference=embed_reference,
+            )
+            if device.report:
+                metrics.gpu_memory.set(float(device.report.get("reserved_bytes", 0)))
         app.state.service = svc
         app.state.registry = registry
+        holder.append(svc)
         log.info(
             "emostream ready: %d voice(s), %d cloned, device=%s, redis=%s",
             len(svc.catalog), len(registry), settings.device, settings.redis_url or "off",
@@ -62,6 +95,8 @@ def create_app(
             yield
         finally:
             svc.close()
+            if device is not None:
+                await device.close()
             await cache.close()
             registry.close()
 
@@ -69,7 +104,13 @@ def create_app(
         WebSocketRoute("/v1/stream", stream_endpoint),
         Route("/v1/audio/speech", http.speech, methods=["POST"]),
         Route("/v1/voices", http.voices, methods=["GET"]),
-        *voice_routes(registry, ClipIntake(), encoder, cache=cache),
+        *voice_routes(
+            registry,
+            intake,
+            encoder,
+            cache=cache,
+            on_change=lambda event, vid: holder[0].forget(event, vid) if holder else None,
+        ),
         Route("/healthz", http.healthz, methods=["GET"]),
         Route("/metrics", http.metrics, methods=["GET"]),
     ]

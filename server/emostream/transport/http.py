@@ -56,7 +56,7 @@ async def speech(request: Request) -> Response:
             413, "text_too_long", f"'input' is over {service.settings.max_text_chars} characters"
         )
     voice_id = body.get("voice") or service.settings.default_voice
-    voice = service.catalog.get(voice_id) if isinstance(voice_id, str) else None
+    voice = service.voice(voice_id) if isinstance(voice_id, str) else None
     if voice is None:
         reason = clone_unavailable(request.app, voice_id) if isinstance(voice_id, str) else None
         if reason:
@@ -122,8 +122,8 @@ async def _body(
 
 
 CLONE_UNAVAILABLE = (
-    "cloned voices need the EmoStream acoustic model (speaker-embedding input), which is not "
-    "shipped yet; the embedding is stored and will speak once it is"
+    "cloned voices need the EmoStream acoustic model (speaker-embedding input), which this "
+    "server did not load (it needs torch: the [gpu] extra; see /healthz)"
 )
 
 
@@ -134,14 +134,19 @@ async def voices(request: Request) -> JSONResponse:
     out: list[dict[str, Any]] = [
         {**info.as_dict(), "type": "stock", "speakable": True} for info in service.catalog.infos()
     ]
-    for voice in request.app.state.registry.voices():
-        out.append({**voice.as_dict(), "speakable": False, "reason": CLONE_UNAVAILABLE})
+    for clone in request.app.state.registry.voices():
+        if service.can_clone:
+            info = service.voice_info(clone.id)
+            extra: dict[str, Any] = {"speakable": True, **(info.as_dict() if info else {})}
+        else:
+            extra = {"speakable": False, "reason": CLONE_UNAVAILABLE}
+        out.append({**clone.as_dict(), **extra})
     return JSONResponse({"voices": out})
 
 
 def clone_unavailable(request_app: Any, voice_id: str) -> str | None:
     """Why a cloned voice cannot speak in this process (None if it is not a known clone)."""
-    if request_app.state.registry.get(voice_id) is None:
+    if request_app.state.service.can_clone or request_app.state.registry.get(voice_id) is None:
         return None
     return f"voice {voice_id!r}: {CLONE_UNAVAILABLE}"
 
@@ -153,6 +158,7 @@ async def healthz(request: Request) -> JSONResponse:
         "voices": len(service.catalog),
         "active_streams": service.active,
         "device": service.settings.device,
+        "cloning": service.can_clone,
     }
     return JSONResponse(body)
 

@@ -8,6 +8,8 @@ Sends are serialised with a lock (two tasks write to the socket).
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -27,6 +29,7 @@ from emostream.transport.protocol import (
     SessionProtocol,
     StartRequest,
 )
+from emostream.voices.clip import ClipError
 
 log = logging.getLogger(__name__)
 _END = object()
@@ -46,7 +49,7 @@ class StreamConnection:
         self.ws = ws
         self.service = service
         self.protocol = SessionProtocol(
-            lookup_voice=service.catalog.info,
+            lookup_voice=service.voice_info,
             default_voice=service.settings.default_voice,
             max_text_chars=service.settings.max_text_chars,
             new_stream_id=service.new_stream_id,
@@ -64,7 +67,10 @@ class StreamConnection:
                 if message["type"] == "websocket.disconnect":
                     break
                 if message.get("text") is not None:
-                    actions = self.protocol.receive_text(message["text"])
+                    raw = await self._inline_reference(message["text"])
+                    actions = (
+                        [raw] if isinstance(raw, SendError) else self.protocol.receive_text(raw)
+                    )
                 else:
                     actions = self.protocol.receive_bytes(message.get("bytes") or b"")
                 for action in actions:
@@ -73,6 +79,35 @@ class StreamConnection:
             pass
         finally:
             await self._stop_task()
+
+    async def _inline_reference(self, raw: str) -> str | SendError:
+        """``start`` with ``reference_audio`` (base64 clip): embed it and speak as that voice.
+
+        The clip becomes a transient voice whose id replaces ``voice``; the protocol core then
+        sees a plain ``start``. Voices that cannot clone keep the field, and the protocol
+        refuses it as the unsupported ``speaker`` control."""
+        if '"reference_audio"' not in raw or not self.service.can_clone:
+            return raw
+        try:
+            msg = json.loads(raw)
+        except json.JSONDecodeError:
+            return raw
+        if not isinstance(msg, dict) or msg.get("type") != "start":
+            return raw
+        ref = msg.pop("reference_audio", None)
+        if ref is None:
+            return raw
+        if not isinstance(ref, str):
+            return SendError("bad_value", "'reference_audio' must be a base64 string")
+        try:
+            data = base64.b64decode(ref, validate=True)
+            voice = await self.service.reference_voice(data)
+        except binascii.Error:
+            return SendError("bad_value", "'reference_audio' is not valid base64")
+        except ClipError as exc:
+            return SendError(exc.code, f"reference_audio: {exc.message}")
+        msg["voice"] = voice.info.id
+        return json.dumps(msg)
 
     async def _apply(self, action: object) -> None:
         if isinstance(action, SendError):
@@ -93,7 +128,7 @@ class StreamConnection:
 
     async def _begin(self, action: BeginUtterance) -> None:
         req = action.request
-        voice = self.service.catalog.get(req.voice.id)
+        voice = self.service.voice(req.voice.id)
         if voice is None or self.service.active >= self.service.settings.max_streams:
             code, msg = (
                 ("unknown_voice", f"voice {req.voice.id!r} is gone")

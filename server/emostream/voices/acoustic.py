@@ -5,46 +5,51 @@ an 80-bin HiFi-GAN mel ``[80, T]`` with frames per unit. ``decode`` is pluggable
 ``mel [80, T] → audio`` callable (the HiFi-GAN runners of :mod:`emostream.models`); without one,
 ``decode`` raises.
 
-Emotion labels map to prosody offsets (below) scaled by intensity, plus the model's emotion
-embedding. The offsets are hand-set starting points, not measured: the v1 corpus is all
-neutral, so the embedding has only learned "neutral" so far.
+Emotion labels map to variance-adaptor offsets (pitch level and range, energy, rate, pauses)
+from :mod:`emostream.text.emotion`, scaled by intensity, plus the model's emotion embedding.
+The v1 corpus is all neutral, so the embedding has only learned "neutral": emotion is carried
+by the prosody offsets alone for now.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 import torch
 
 from emostream.models.acoustic import AcousticModel, Prosody, controls_tensor
+from emostream.text.emotion import prosody_controls
 from emostream.text.phonemes import G2P
 from emostream.voices.base import EMOTIONS, Controls, Latent, VoiceInfo
 
-# emotion → (pitch shift in semitones, pitch range scale, rate scale, energy scale)
-EMOTION_PROSODY: dict[str, tuple[float, float, float, float]] = {
-    "neutral": (0.0, 1.0, 1.0, 1.0),
-    "happy": (2.0, 1.25, 1.05, 1.15),
-    "angry": (1.0, 1.3, 1.08, 1.35),
-    "sad": (-2.0, 0.7, 0.88, 0.8),
-    "surprised": (3.0, 1.4, 1.0, 1.2),
-    "disgusted": (-1.0, 0.9, 0.92, 1.0),
-    "fearful": (1.5, 1.15, 1.1, 0.9),
-}
-
 Decoder = Callable[[npt.NDArray[np.float32]], npt.NDArray[np.float32]]
+
+FAMILY = "emostream-fs2"
+CHECKPOINT = "acoustic/emostream-fs2-v0.1-fp16.pt"
+SPEAKERS = "corpus/v1/speakers.npz"
+CONTROLS = ("speed", "pitch_shift", "energy", "emotion", "speaker")
 
 
 def prosody_for(controls: Controls) -> Prosody:
-    shift, rng, rate, energy = EMOTION_PROSODY.get(controls.emotion, EMOTION_PROSODY["neutral"])
-    k = max(0.0, min(1.0, controls.intensity))
+    """The request's controls as variance-adaptor controls (emotion profiles from
+    :func:`emostream.text.emotion.prosody_controls`)."""
+    p = prosody_controls(
+        controls.emotion,
+        max(0.0, min(1.0, controls.intensity)),
+        speed=controls.speed,
+        pitch_shift=controls.pitch_shift,
+        energy=controls.energy,
+    )
     return Prosody(
-        rate=controls.speed * (1.0 + (rate - 1.0) * k),
-        pitch_shift=controls.pitch_shift + shift * k,
-        pitch_range=1.0 + (rng - 1.0) * k,
-        energy=controls.energy * (1.0 + (energy - 1.0) * k),
+        rate=p.rate_scale,
+        pitch_shift=p.pitch_shift_st,
+        pitch_range=p.pitch_range,
+        energy=p.energy_scale,
+        pause=p.pause_scale,
     )
 
 
@@ -59,6 +64,7 @@ class AcousticVoice:
     decoder: Decoder | None = None
     hop_length: int = 256
     context_frames: int = 14  # HiFi-GAN V1: chunked == one-shot from ~14 frames per side
+    trained_emotions: tuple[str, ...] = ("neutral",)  # labels with a trained embedding row
     device: str = "cpu"
 
     def acoustic(self, text: str, controls: Controls) -> Latent:
@@ -67,7 +73,11 @@ class AcousticVoice:
         def t(x: list[int]) -> torch.Tensor:
             return torch.tensor([x], dtype=torch.long, device=self.device)
 
-        emotion = EMOTIONS.index(controls.emotion) if controls.emotion in EMOTIONS else 0
+        # Only labels the checkpoint was trained on reach its emotion embedding (v0.1: neutral
+        # only; an untrained row wrecks the durations). The others act through prosody_for.
+        label = controls.emotion if controls.emotion in self.trained_emotions else "neutral"
+        emotion = EMOTIONS.index(label)
+        intensity = controls.intensity if label != "neutral" else 1.0  # as trained
         with torch.no_grad():
             mel, dur = self.model.infer(
                 t(seq.ids()),
@@ -75,7 +85,7 @@ class AcousticVoice:
                 t(seq.langs),
                 torch.from_numpy(self.speaker).view(1, -1).to(self.device),
                 torch.tensor([emotion], device=self.device),
-                torch.tensor([float(controls.intensity)], device=self.device),
+                torch.tensor([float(intensity)], device=self.device),
                 controls_tensor(prosody_for(controls)).to(self.device),
             )
         frames = mel[0].float().T.contiguous().cpu().numpy().astype(np.float32)
@@ -87,3 +97,60 @@ class AcousticVoice:
         if self.decoder is None:
             raise RuntimeError(f"voice {self.info.id!r} has no vocoder attached")
         return self.decoder(frames)
+
+
+def speaker_language(name: str) -> str:
+    """Corpus speaker names: Kokoro's ``a*``/``b*`` English, ``z*`` Mandarin; blends say so."""
+    if name.startswith(("zh_", "z")):
+        return "zh-CN"
+    return "en-GB" if name.startswith("b") else "en-US"
+
+
+class AcousticFamily:
+    """The shipped model, its stock speakers, and voices for any GE2E embedding (clones)."""
+
+    def __init__(
+        self,
+        models_dir: Path,
+        *,
+        decoder: Decoder | None,
+        device: str = "cpu",
+        dtype: torch.dtype = torch.float32,
+    ) -> None:
+        self.model = AcousticModel.load(models_dir / CHECKPOINT).to(device=device, dtype=dtype)
+        self.model.eval()
+        with np.load(models_dir / SPEAKERS) as table:
+            self.speakers = {k: table[k].astype(np.float32) for k in table.files}
+        self.g2p = G2P()
+        self.decoder = decoder
+        self.device = device
+
+    def voice(self, voice_id: str, embedding: npt.NDArray[np.float32], *, language: str,
+              description: str) -> AcousticVoice:  # fmt: skip
+        info = VoiceInfo(voice_id, FAMILY, language, 22050, CONTROLS, description)
+        return AcousticVoice(
+            info, self.model, embedding, self.g2p, self.decoder, device=self.device
+        )
+
+    def stock_voices(self) -> list[AcousticVoice]:
+        return [
+            self.voice(
+                name,
+                emb,
+                language=speaker_language(name),
+                description=f"EmoStream FS2 v0.1, teacher speaker {name}",
+            )
+            for name, emb in sorted(self.speakers.items())
+        ]
+
+
+def find_models_dir(models_dir: str = "") -> Path | None:
+    """``Settings.models_dir`` or the ``models/`` folder above this package, if it holds the
+    acoustic checkpoint."""
+    if models_dir:
+        path = Path(models_dir).expanduser()
+        return path if (path / CHECKPOINT).is_file() else None
+    for parent in Path(__file__).resolve().parents:
+        if (parent / "models" / CHECKPOINT).is_file():
+            return parent / "models"
+    return None

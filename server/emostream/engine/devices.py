@@ -1,0 +1,54 @@
+"""Build what a ``--device`` needs: the voices' model placement and the runner.
+
+* ``cpu``: every model call on a thread pool (ONNX Runtime for Piper; torch on CPU for the
+  EmoStream acoustic model and HiFi-GAN when the ``[gpu]``/``[train]`` extra is installed).
+* ``cuda``: the EmoStream acoustic model on the GPU and every mel window of every stream
+  vocoded by one batched HiFi-GAN engine (fp16, CUDA graphs); Piper stays on CPU threads.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from emostream.config import Settings
+from emostream.engine.runner import Runner, ThreadRunner
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class DeviceSetup:
+    runner: Runner
+    engine: Any = None  # GpuVocoderEngine on cuda
+    report: dict[str, Any] = field(default_factory=dict)
+
+    async def close(self) -> None:
+        self.runner.close()
+        if self.engine is not None:
+            await self.engine.close()
+
+
+async def setup_device(settings: Settings) -> DeviceSetup:
+    """The runner for ``settings.device``; on cuda the engine is started (graphs captured)."""
+    if settings.device == "cpu":
+        return DeviceSetup(ThreadRunner(workers=settings.decode_workers))
+    if settings.device != "cuda":
+        raise ValueError(f"unknown device {settings.device!r}; use cpu or cuda")
+    try:
+        import torch
+    except ImportError as exc:
+        raise RuntimeError("--device cuda needs the [gpu] extra (torch)") from exc
+    if not torch.cuda.is_available():
+        raise RuntimeError("--device cuda: torch sees no CUDA device")
+    from emostream.engine.gpu_runner import GpuRunner, GpuVocoderEngine
+    from emostream.engine.vocoder_backend import TorchVocoderBackend
+    from emostream.models.hifigan import HifiGan
+
+    backend = TorchVocoderBackend(HifiGan.load("universal"), device="cuda")
+    engine = GpuVocoderEngine(backend)
+    await engine.start()
+    report = engine.memory_report()
+    log.info("GPU vocoder engine ready: %s", report)
+    return DeviceSetup(GpuRunner(engine, workers=settings.decode_workers), engine, report)
