@@ -338,15 +338,6 @@ def _expected_signs() -> dict[str, dict[str, int]]:
                                        "words_per_s": sign(p.rate, 1.0), "energy_db": sign(p.energy, 1.0)}  # fmt: skip
     return out
 
-    def sign(x: float, ref: float) -> int:
-        return int(np.sign(round(x - ref, 6)))
-
-    for label, (shift, rng, rate, energy) in EMOTION_PROSODY.items():
-        if label != "neutral":
-            out[f"emotion={label}"] = {"f0_mean_st": sign(shift, 0.0), "f0_range_st": sign(rng, 1.0),
-                                       "words_per_s": sign(rate, 1.0), "energy_db": sign(energy, 1.0)}  # fmt: skip
-    return out
-
 
 def prosody_sweep(
     own: OwnModel,
