@@ -11,6 +11,7 @@ import sys
 BENCHES = {
     "first-audio": "emostream.bench.first_audio",
     "quality": "emostream.bench.quality",
+    "acoustic": "emostream.bench.acoustic_quality",
     "vocoder": "emostream.bench.vocoder",
 }
 
