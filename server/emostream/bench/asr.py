@@ -26,6 +26,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from emostream.bench.quality import error_rate
+
 log = logging.getLogger(__name__)
 
 WHISPER_BASE_FILES = ("config.json", "tokenizer.json", "vocabulary.json")
@@ -138,22 +140,9 @@ def normalise_zh(text: str) -> str:
     return "".join(_KEEP_ZH.findall(text))
 
 
-def _edit_distance(ref: list[str], hyp: list[str]) -> int:
-    prev = list(range(len(hyp) + 1))
-    for i, r in enumerate(ref, 1):
-        cur = [i] + [0] * len(hyp)
-        for j, h in enumerate(hyp, 1):
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (r != h))
-        prev = cur
-    return prev[-1]
-
-
 def cer(reference: str, hypothesis: str) -> float:
     """Character error rate over :func:`normalise_zh` of both sides."""
-    ref, hyp = list(normalise_zh(reference)), list(normalise_zh(hypothesis))
-    if not ref:
-        return 0.0 if not hyp else 1.0
-    return _edit_distance(ref, hyp) / len(ref)
+    return error_rate(list(normalise_zh(reference)), list(normalise_zh(hypothesis)))
 
 
 def toned_syllables(text: str) -> list[str]:
@@ -167,7 +156,4 @@ def toned_syllables(text: str) -> list[str]:
 def syllable_error(reference: str, hypothesis: str) -> float:
     """Toned-pinyin syllable error rate (homophones written with other characters count as
     right, which is fairer to a TTS system than CER)."""
-    ref, hyp = toned_syllables(reference), toned_syllables(hypothesis)
-    if not ref:
-        return 0.0 if not hyp else 1.0
-    return _edit_distance(ref, hyp) / len(ref)
+    return error_rate(toned_syllables(reference), toned_syllables(hypothesis))

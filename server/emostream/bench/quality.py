@@ -47,9 +47,8 @@ def words(text: str) -> list[str]:
     return [_NUMBERS.get(w, w) for w in _WORD.findall(text.lower().replace("-", " "))]
 
 
-def wer(reference: str, hypothesis: str) -> float:
-    """Word error rate (Levenshtein over normalised words) / reference length."""
-    ref, hyp = words(reference), words(hypothesis)
+def error_rate(ref: list[str], hyp: list[str]) -> float:
+    """Levenshtein distance between token lists / reference length (WER, CER, ...)."""
     if not ref:
         return 0.0 if not hyp else 1.0
     prev = list(range(len(hyp) + 1))
@@ -59,6 +58,11 @@ def wer(reference: str, hypothesis: str) -> float:
             cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (r != h))
         prev = cur
     return prev[-1] / len(ref)
+
+
+def wer(reference: str, hypothesis: str) -> float:
+    """Word error rate over normalised words."""
+    return error_rate(words(reference), words(hypothesis))
 
 
 class Transcriber:

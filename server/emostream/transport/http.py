@@ -16,6 +16,7 @@ from emostream.engine.service import Busy, SpeechService
 from emostream.engine.streamer import Packet, UtteranceRequest
 from emostream.text.normalize import normalize
 from emostream.text.splitter import Segmenter
+from emostream.transport.errors import error
 from emostream.transport.protocol import ProtocolError, parse_controls
 from emostream.voices.base import UnsupportedControl, check_controls
 
@@ -28,9 +29,6 @@ FORMATS: dict[str, tuple[str, int, str]] = {
     "pcm": ("pcm_s16le", 24000, "audio/pcm"),
 }
 
-
-def error(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
 
 
 async def _segments(texts: list[str]) -> AsyncIterator[str]:

@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from emostream.transport.errors import error
 from emostream.voices.cache import EmbeddingCache
 from emostream.voices.clip import Clip, ClipError, ClipIntake
 from emostream.voices.registry import VoiceRegistry, clean_name
@@ -46,9 +47,6 @@ class Embedder(Protocol):
 async def _to_thread(fn: Callable[[], T]) -> T:
     return await asyncio.to_thread(fn)
 
-
-def _error(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
 
 
 def cloned_voice_dicts(registry: VoiceRegistry) -> list[dict[str, object]]:
@@ -80,12 +78,12 @@ def voice_routes(
     async def create(request: Request) -> Response:
         ctype = request.headers.get("content-type", "")
         if not ctype.startswith("multipart/form-data"):
-            return _error(
+            return error(
                 415, "bad_content_type", "send multipart/form-data with 'file' and 'name'"
             )
         length = request.headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > max_bytes + MULTIPART_SLACK:
-            return _error(
+            return error(
                 413, "oversized", f"the upload is over {max_bytes / 1e6:.1f} MB; too large"
             )
         try:
@@ -93,23 +91,23 @@ def voice_routes(
                 upload = form.get("file")
                 name = form.get("name")
                 if not isinstance(upload, UploadFile):
-                    return _error(400, "missing_file", "the form needs a 'file' part (the clip)")
+                    return error(400, "missing_file", "the form needs a 'file' part (the clip)")
                 data = await upload.read(max_bytes + 1)
         except ClipError as exc:  # pragma: no cover - defensive
-            return _error(exc.http_status, exc.code, exc.message)
+            return error(exc.http_status, exc.code, exc.message)
         except Exception as exc:  # noqa: BLE001 - malformed multipart bodies raise various errors
-            return _error(400, "bad_form", f"malformed multipart body: {exc}")
+            return error(400, "bad_form", f"malformed multipart body: {exc}")
         if not isinstance(name, str):
-            return _error(400, "bad_name", "the form needs a 'name' field")
+            return error(400, "bad_name", "the form needs a 'name' field")
         try:
             name = clean_name(name)
         except ValueError as exc:
-            return _error(400, "bad_name", str(exc))
+            return error(400, "bad_name", str(exc))
         try:
             clip = await run(lambda: intake(data))
         except ClipError as exc:
             log.info("clip refused: %s (%s)", exc.code, exc.message)
-            return _error(exc.http_status, exc.code, exc.message)
+            return error(exc.http_status, exc.code, exc.message)
 
         async def compute() -> npt.NDArray[np.float32]:
             return await run(lambda: encoder.embed_clip(clip))
@@ -141,13 +139,13 @@ def voice_routes(
         voice_id = request.path_params["voice_id"]
         voice = registry.get(voice_id)
         if voice is None:
-            return _error(404, "unknown_voice", f"no cloned voice {voice_id!r}")
+            return error(404, "unknown_voice", f"no cloned voice {voice_id!r}")
         return JSONResponse(voice.as_dict())
 
     async def delete(request: Request) -> Response:
         voice_id = request.path_params["voice_id"]
         if not registry.delete(voice_id):
-            return _error(404, "unknown_voice", f"no cloned voice {voice_id!r}")
+            return error(404, "unknown_voice", f"no cloned voice {voice_id!r}")
         if on_change is not None:
             on_change("deleted", voice_id)
         return Response(status_code=204)
