@@ -18,6 +18,21 @@ def joe() -> PiperVoice:
     return PiperVoice.load_default(threads=1)
 
 
+def clip_wav(voice: PiperVoice, text: str) -> bytes:
+    """A reference clip (16 kHz WAV bytes) spoken by ``voice``."""
+    import asyncio
+    import io
+
+    import soundfile as sf
+
+    from emostream.engine.oneshot import synthesize
+
+    pcm = asyncio.run(synthesize(voice, text, sample_rate=16000))
+    buf = io.BytesIO()
+    sf.write(buf, pcm, 16000, format="WAV", subtype="PCM_16")
+    return buf.getvalue()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -17,11 +17,12 @@ import soundfile as sf
 import websockets
 
 from emostream.config import Settings
-from emostream.engine.oneshot import synthesize
 from emostream.voices.acoustic import AcousticFamily
 from emostream.voices.catalog import VoiceCatalog, load_acoustic_family
 from emostream.voices.piper_voice import PiperVoice
-from tests.conftest import ServerThread
+from tests.conftest import ServerThread, clip_wav
+
+CLIP_TEXT = "This is my own voice, and I would like the stream to use it from now on."
 
 pytestmark = pytest.mark.slow
 
@@ -91,16 +92,8 @@ async def test_stock_speaker_with_emotion(fs2_server: ServerThread) -> None:
     assert len(sad) > len(neutral) * 1.05  # sad speaks slower (and pauses longer)
 
 
-def clip_wav(joe: PiperVoice) -> bytes:
-    text = "This is my own voice, and I would like the stream to use it from now on."
-    pcm = asyncio.run(synthesize(joe, text, sample_rate=16000))
-    buf = io.BytesIO()
-    sf.write(buf, pcm, 16000, format="WAV", subtype="PCM_16")
-    return buf.getvalue()
-
-
 async def test_inline_reference_audio(fs2_server: ServerThread, joe: PiperVoice) -> None:
-    wav = await asyncio.to_thread(clip_wav, joe)
+    wav = await asyncio.to_thread(clip_wav, joe, CLIP_TEXT)
     start = {"reference_audio": base64.b64encode(wav).decode()}
     events, audio = await speak(fs2_server.ws_url, start, "Same voice, sent inline.")
     assert events[0]["type"] == "started" and events[0]["voice"].startswith("ref_")
@@ -118,21 +111,11 @@ async def test_inline_reference_audio(fs2_server: ServerThread, joe: PiperVoice)
 async def test_clone_registered_then_spoken(
     fs2_server: ServerThread, joe: PiperVoice, settings: Settings, family: AcousticFamily
 ) -> None:
-    pcm = await asyncio.to_thread(
-        lambda: asyncio.run(
-            synthesize(
-                joe,
-                "This is my own voice, and I would like the stream to use it from now on.",
-                sample_rate=16000,
-            )
-        )
-    )
-    buf = io.BytesIO()
-    sf.write(buf, pcm, 16000, format="WAV", subtype="PCM_16")
+    wav = await asyncio.to_thread(clip_wav, joe, CLIP_TEXT)
     async with httpx.AsyncClient(base_url=fs2_server.url, timeout=60) as client:
         r = await client.post(
             "/v1/voices",
-            files={"file": ("me.wav", buf.getvalue(), "audio/wav")},
+            files={"file": ("me.wav", wav, "audio/wav")},
             data={"name": "Me"},
         )
         assert r.status_code == 201, r.text

@@ -4,31 +4,22 @@ speech while no shipped model takes a speaker embedding."""
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 
 import httpx
 import numpy as np
-import soundfile as sf
 import websockets
 
-from emostream.engine.oneshot import synthesize
 from emostream.voices.piper_voice import PiperVoice
-from tests.conftest import ServerThread
+from tests.conftest import ServerThread, clip_wav
 
-
-def clip_wav(voice: PiperVoice) -> bytes:
-    text = "This is my voice. I would like every reply on the stream to sound like this, please."
-    pcm = asyncio.run(synthesize(voice, text, sample_rate=16000))
-    buf = io.BytesIO()
-    sf.write(buf, pcm, 16000, format="WAV", subtype="PCM_16")
-    return buf.getvalue()
+CLIP_TEXT = "This is my voice. I would like every reply on the stream to sound like this, please."
 
 
 async def test_register_list_and_refuse_to_speak_a_clone(
     server: ServerThread, joe: PiperVoice
 ) -> None:
-    wav = await asyncio.to_thread(clip_wav, joe)
+    wav = await asyncio.to_thread(clip_wav, joe, CLIP_TEXT)
     async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
         r = await client.post(
             "/v1/voices", files={"file": ("me.wav", wav, "audio/wav")}, data={"name": "Me"}

@@ -129,14 +129,18 @@ async def test_bad_inputs_do_not_break_the_connection(server: ServerThread) -> N
         assert packets and events[-1]["type"] == "done"
 
 
+async def start_long_utterance(ws: Any, sentence: str) -> None:
+    """Send ten copies of ``sentence`` as one utterance and wait for its first audio."""
+    await ws.send(json.dumps({"type": "start"}))
+    await ws.send(json.dumps({"type": "text", "text": " ".join([sentence] * 10)}))
+    await ws.send(json.dumps({"type": "end"}))
+    while not isinstance(await ws.recv(), bytes):
+        pass
+
+
 async def test_cancel_stops_audio_quickly(server: ServerThread) -> None:
-    long_text = " ".join(["This is a long sentence that keeps the server busy for a while."] * 8)
     async with connect(server) as ws:
-        await ws.send(json.dumps({"type": "start"}))
-        await ws.send(json.dumps({"type": "text", "text": long_text}))
-        await ws.send(json.dumps({"type": "end"}))
-        while not isinstance(await ws.recv(), bytes):
-            pass
+        await start_long_utterance(ws, "This is a long sentence that keeps the server busy.")
         await ws.send(json.dumps({"type": "cancel"}))
         t0 = time.monotonic()
         late_audio_after = None
@@ -159,13 +163,8 @@ async def test_cancel_stops_audio_quickly(server: ServerThread) -> None:
 async def test_disconnect_mid_utterance_leaves_nothing_running(server: ServerThread) -> None:
     import httpx
 
-    long_text = " ".join(["Nobody will hear the end of this sentence."] * 10)
     async with connect(server) as ws:
-        await ws.send(json.dumps({"type": "start"}))
-        await ws.send(json.dumps({"type": "text", "text": long_text}))
-        await ws.send(json.dumps({"type": "end"}))
-        while not isinstance(await ws.recv(), bytes):
-            pass
+        await start_long_utterance(ws, "Nobody will hear the end of this sentence.")
     async with httpx.AsyncClient(base_url=server.url) as client:
         for _ in range(100):
             if (await client.get("/healthz")).json()["active_streams"] == 0:

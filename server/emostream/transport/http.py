@@ -12,10 +12,9 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from emostream.codec.containers import OggOpusWriter, wav_header
 from emostream.codec.packetizer import FRAME_MS, OutputFormat
+from emostream.engine.oneshot import split_text
 from emostream.engine.service import Busy, SpeechService
 from emostream.engine.streamer import Packet, UtteranceRequest
-from emostream.text.normalize import normalize
-from emostream.text.splitter import Segmenter
 from emostream.transport.errors import error
 from emostream.transport.protocol import ProtocolError, parse_controls
 from emostream.voices.base import UnsupportedControl, check_controls
@@ -28,7 +27,6 @@ FORMATS: dict[str, tuple[str, int, str]] = {
     "wav": ("pcm_s16le", 24000, "audio/wav"),
     "pcm": ("pcm_s16le", 24000, "audio/pcm"),
 }
-
 
 
 async def _segments(texts: list[str]) -> AsyncIterator[str]:
@@ -75,8 +73,7 @@ async def speech(request: Request) -> Response:
         return error(400, "unsupported_control", str(exc))
     except (ValueError, TypeError) as exc:
         return error(400, "bad_format", str(exc))
-    seg = Segmenter()
-    texts = seg.feed(normalize(text)) + seg.flush()
+    texts = split_text(text)
     if not texts:
         return error(400, "empty_text", "'input' has no speakable text")
     if service.active >= service.settings.max_streams:

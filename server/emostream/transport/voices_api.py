@@ -48,7 +48,6 @@ async def _to_thread(fn: Callable[[], T]) -> T:
     return await asyncio.to_thread(fn)
 
 
-
 def cloned_voice_dicts(registry: VoiceRegistry) -> list[dict[str, object]]:
     """The cloned voices as ``GET /v1/voices`` entries (oldest first)."""
     return [v.as_dict() for v in registry.voices()]
@@ -78,9 +77,7 @@ def voice_routes(
     async def create(request: Request) -> Response:
         ctype = request.headers.get("content-type", "")
         if not ctype.startswith("multipart/form-data"):
-            return error(
-                415, "bad_content_type", "send multipart/form-data with 'file' and 'name'"
-            )
+            return error(415, "bad_content_type", "send multipart/form-data with 'file' and 'name'")
         length = request.headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > max_bytes + MULTIPART_SLACK:
             return error(
