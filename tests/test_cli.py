@@ -1,6 +1,15 @@
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
 import soundfile as sf
 
 from emostream.cli import main
+from tests.conftest import free_port
 
 
 def test_say_writes_a_wav(tmp_path: object, capsys: object) -> None:
@@ -16,3 +25,58 @@ def test_say_refuses_unsupported_control(tmp_path: object) -> None:
 
 def test_bench_usage() -> None:
     assert main(["bench", "nope"]) == 2
+
+
+def test_serve_workers_share_port_and_metrics(tmp_path: Path) -> None:
+    """``serve --workers 2``: two processes answer on one port; /metrics sums both."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "EMOSTREAM_ACOUSTIC": "off",
+        "EMOSTREAM_DATA_DIR": str(tmp_path / "data"),
+        "EMOSTREAM_LOG_LEVEL": "warning",
+        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"),
+    }
+    (tmp_path / "metrics").mkdir()
+    cmd = [sys.executable, "-m", "emostream", "serve", "--port", str(port), "--workers", "2"]
+    log = tmp_path / "server.log"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(cmd, env=env, stdout=sink, stderr=subprocess.STDOUT)
+    try:
+        import psutil
+
+        deadline = time.monotonic() + 90
+        while True:
+            assert proc.poll() is None, log.read_text()
+            workers = psutil.Process(proc.pid).children(recursive=True)
+            try:
+                up = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200
+            except httpx.HTTPError:
+                up = False
+            if up and len(workers) >= 2:
+                break
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.5)
+        n = 6
+        with httpx.Client(timeout=30) as client:  # a fresh connection per request
+            for i in range(n):
+                r = client.post(
+                    f"http://127.0.0.1:{port}/v1/audio/speech",
+                    json={"input": f"Number {i}.", "response_format": "wav"},
+                    headers={"Connection": "close"},
+                )
+                assert r.status_code == 200, r.text
+            text = client.get(f"http://127.0.0.1:{port}/metrics").text
+        done = sum(
+            float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines()
+            if line.startswith("emostream_utterances_total{")
+        )
+        assert done == n
+        assert len(list((tmp_path / "metrics").glob("*.db"))) >= 2  # both workers wrote
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()

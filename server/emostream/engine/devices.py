@@ -46,7 +46,8 @@ async def setup_device(settings: Settings) -> DeviceSetup:
     from emostream.engine.vocoder_backend import TorchVocoderBackend
     from emostream.models.hifigan import HifiGan
 
-    backend = TorchVocoderBackend(HifiGan.load("universal"), device="cuda")
+    vocoder = HifiGan.load("universal", checkpoint=settings.vocoder_checkpoint or None)
+    backend = TorchVocoderBackend(vocoder, device="cuda")
     engine = GpuVocoderEngine(backend)
     await engine.start()
     report = engine.memory_report()

@@ -1,6 +1,14 @@
-"""Prometheus metrics for one app instance (own registry; no process-global state)."""
+"""Prometheus metrics for one app instance (own registry; no process-global state).
+
+With several worker processes (``emostream serve --workers N``) each process writes its
+samples to ``PROMETHEUS_MULTIPROC_DIR`` (prometheus-client's multiprocess mode, which the CLI
+sets up) and :meth:`Metrics.render` reports the sum over all live workers, whichever worker
+answers the scrape.
+"""
 
 from __future__ import annotations
+
+import os
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -25,8 +33,9 @@ class Metrics:
             buckets=_RTF_BUCKETS, registry=r,
         )  # fmt: skip
         self.active_streams = Gauge(
-            "emostream_active_streams", "Utterances being synthesised now", registry=r
-        )
+            "emostream_active_streams", "Utterances being synthesised now", registry=r,
+            multiprocess_mode="livesum",
+        )  # fmt: skip
         self.audio_seconds = Counter(
             "emostream_audio_seconds", "Audio produced, seconds", ["transport"], registry=r
         )
@@ -35,8 +44,16 @@ class Metrics:
         )
         self.errors = Counter("emostream_errors", "Errors sent, by code", ["code"], registry=r)
         self.gpu_memory = Gauge(
-            "emostream_gpu_memory_bytes", "GPU memory held by this process", registry=r
-        )
+            "emostream_gpu_memory_bytes", "GPU memory held by the server's processes",
+            registry=r, multiprocess_mode="livesum",
+        )  # fmt: skip
 
     def render(self) -> bytes:
-        return generate_latest(self.registry)
+        path = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+        if not path:
+            return generate_latest(self.registry)
+        from prometheus_client import multiprocess
+
+        merged = CollectorRegistry()
+        multiprocess.MultiProcessCollector(merged, path=path)  # type: ignore[no-untyped-call]
+        return generate_latest(merged)

@@ -49,17 +49,26 @@ class VoiceCatalog:
 
 
 def load_catalog(settings: Settings) -> VoiceCatalog:
-    """Stock voices for ``settings``: the embedded Piper voice always (CPU), and the EmoStream
-    acoustic model's speakers when ``settings.acoustic`` allows and torch is installed."""
-    from emostream.voices.piper_voice import PiperVoice
-
+    """Stock voices for ``settings``: the embedded Piper voice (CPU) unless
+    ``settings.embedded_voice`` is off, and the EmoStream acoustic model's speakers when
+    ``settings.acoustic`` allows and torch is installed. Raises RuntimeError when
+    ``settings.default_voice`` is not among them."""
     catalog = VoiceCatalog()
-    catalog.add(PiperVoice.load_default(threads=settings.cpu_threads, voice_id="joe"))
+    if settings.embedded_voice:
+        from emostream.voices.piper_voice import PiperVoice
+
+        catalog.add(PiperVoice.load_default(threads=settings.cpu_threads, voice_id="joe"))
     family = load_acoustic_family(settings)
     if family is not None:
         catalog.family = family
         for voice in family.stock_voices():
             catalog.add(voice)
+    if settings.default_voice not in catalog:
+        known = ", ".join(i.id for i in catalog.infos()) or "none"
+        raise RuntimeError(
+            f"default voice {settings.default_voice!r} is not loaded (voices: {known}); "
+            "set EMOSTREAM_DEFAULT_VOICE"
+        )
     log.info(
         "voices loaded: %d (%s ...)", len(catalog), ", ".join(i.id for i in catalog.infos()[:4])
     )
@@ -91,7 +100,7 @@ def load_acoustic_family(settings: Settings) -> AcousticFamily | None:
     from emostream.models.hifigan import HifiGan
 
     torch.set_num_threads(max(1, settings.cpu_threads))
-    vocoder = HifiGan.load("universal")
+    vocoder = HifiGan.load("universal", checkpoint=settings.vocoder_checkpoint or None)
 
     def decode(mel: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         with torch.inference_mode():

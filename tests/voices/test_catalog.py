@@ -1,0 +1,31 @@
+"""load_catalog: which stock voices a server loads, and a clear error for a missing default."""
+
+from __future__ import annotations
+
+import pytest
+
+from emostream.config import Settings
+from emostream.voices.catalog import load_catalog
+
+
+def test_default_voice_must_be_loaded() -> None:
+    settings = Settings(embedded_voice=False, acoustic="off")
+    with pytest.raises(RuntimeError, match="default voice 'joe' is not loaded"):
+        load_catalog(settings)
+
+
+def test_embedded_voice_off_serves_acoustic_speakers_only() -> None:
+    pytest.importorskip("torch")
+    env = {"EMOSTREAM_EMBEDDED_VOICE": "0", "EMOSTREAM_DEFAULT_VOICE": "af_heart"}
+    settings = Settings.from_env(env, acoustic="on")
+    assert settings.embedded_voice is False
+    catalog = load_catalog(settings)
+    assert "joe" not in catalog and "af_heart" in catalog
+    assert catalog.family is not None
+
+
+def test_unknown_vocoder_checkpoint_fails_loudly() -> None:
+    pytest.importorskip("torch")
+    settings = Settings(acoustic="on", vocoder_checkpoint="/nonexistent/generator.pth")
+    with pytest.raises(FileNotFoundError):
+        load_catalog(settings)
