@@ -37,3 +37,28 @@ def test_voice_protocol_and_frames() -> None:
     assert lat.frames.shape[0] == 80 and lat.num_frames == int(lat.unit_frames.sum())
     assert len(lat.units) == len(lat.unit_frames)
     assert v.decode(lat.frames).shape == (lat.num_frames * 256,)
+
+
+def test_batched_inference_equals_one_at_a_time() -> None:
+    """infer_batch pads to the longest request; every layer masks the padding, so each result
+    is what that request gives alone (the GPU runner batches across streams on this)."""
+    from emostream.voices.acoustic import infer_batch
+
+    torch.manual_seed(0)
+    model = AcousticModel().eval()
+    torch.nn.init.constant_(model.duration.out.bias, 1.5)
+    info = VoiceInfo("t", "acoustic", "en", 22050, ("speed", "emotion"))
+    rng = np.random.default_rng(1)
+    voices = [
+        AcousticVoice(info, model, rng.standard_normal(256).astype(np.float32), G2P())
+        for _ in range(3)
+    ]
+    texts = ["Hi.", "A somewhat longer sentence, with a pause in it.", "Good morning, everyone."]
+    controls = [Controls(), Controls(speed=1.3, emotion="happy"), Controls(pitch_shift=-2.0)]
+    requests = [v.prepare(t, c) for v, t, c in zip(voices, texts, controls, strict=True)]
+    together = infer_batch(model, requests)
+    for request, batched in zip(requests, together, strict=True):
+        alone = infer_batch(model, [request])[0]
+        np.testing.assert_array_equal(batched.unit_frames, alone.unit_frames)
+        assert batched.frames.shape == alone.frames.shape
+        np.testing.assert_allclose(batched.frames, alone.frames, atol=1e-4)

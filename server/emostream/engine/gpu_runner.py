@@ -35,10 +35,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from emostream.engine.acoustic_batcher import AcousticBatcher
 from emostream.engine.batcher import Batch, Batcher, BucketSpec
 from emostream.engine.chunked import PadSide
 from emostream.engine.runner import ThreadRunner
 from emostream.engine.vocoder_backend import VocoderBackend
+from emostream.voices.acoustic import AcousticVoice
 from emostream.voices.base import Controls, Latent, Voice
 
 log = logging.getLogger(__name__)
@@ -273,9 +275,12 @@ class GpuRunner:
     (when the listener needs the audio, on the engine's clock; urgent windows go first).
     """
 
-    def __init__(self, engine: GpuVocoderEngine, *, workers: int = 2) -> None:
+    def __init__(
+        self, engine: GpuVocoderEngine, *, workers: int = 2, max_acoustic_batch: int = 32
+    ) -> None:
         self.engine = engine
-        self._cpu = ThreadRunner(workers=workers)  # acoustic calls and non-mel decoders
+        self._cpu = ThreadRunner(workers=workers)  # G2P, CPU voices' calls, non-mel decoders
+        self.acoustic_batcher = AcousticBatcher(max_batch=max_acoustic_batch)
 
     def _on_engine(self, voice: Voice, frames: npt.NDArray[np.float32]) -> bool:
         backend = self.engine.backend
@@ -288,6 +293,12 @@ class GpuRunner:
     async def acoustic(
         self, voice: Voice, text: str, controls: Controls, *, deadline: float | None = None
     ) -> Latent:
+        if isinstance(voice, AcousticVoice):
+            # G2P on a CPU thread, then the model call batched with every other stream's.
+            request = await self._cpu.run(lambda: voice.prepare(text, controls), deadline=deadline)
+            return await self.acoustic_batcher.infer(
+                voice.model, request, device=voice.device, deadline=deadline
+            )
         return await self._cpu.acoustic(voice, text, controls, deadline=deadline)
 
     async def decode(
@@ -307,5 +318,6 @@ class GpuRunner:
         self.engine.cancel(stream_id)
 
     def close(self) -> None:
-        """Stop the thread pool (the engine is shared: ``await engine.close()`` at shutdown)."""
+        """Stop the thread pools (the engine is shared: ``await engine.close()`` at shutdown)."""
         self._cpu.close()
+        self.acoustic_batcher.shutdown()

@@ -149,7 +149,8 @@ class VariancePredictor(nn.Module):
         self.drop = nn.Dropout(c.dropout)
 
     def forward(self, x: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
-        y = self.drop(self.norm1(F.relu(self.conv1(x.transpose(1, 2))).transpose(1, 2)))
+        keep = (~pad).unsqueeze(-1).to(x.dtype)  # zero padding into conv2, as for one item
+        y = self.drop(self.norm1(F.relu(self.conv1(x.transpose(1, 2))).transpose(1, 2))) * keep
         y = self.drop(self.norm2(F.relu(self.conv2(y.transpose(1, 2))).transpose(1, 2)))
         result: torch.Tensor = self.out(y).squeeze(-1).masked_fill(pad, 0.0)
         return result

@@ -13,7 +13,7 @@ by the prosody offsets alone for now.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +23,7 @@ import torch
 
 from emostream.models.acoustic import AcousticModel, Prosody, controls_tensor
 from emostream.text.emotion import prosody_controls
-from emostream.text.phonemes import G2P
+from emostream.text.phonemes import G2P, PhonemeSequence
 from emostream.voices.base import EMOTIONS, Controls, Latent, VoiceInfo
 
 Decoder = Callable[[npt.NDArray[np.float32]], npt.NDArray[np.float32]]
@@ -53,6 +53,53 @@ def prosody_for(controls: Controls) -> Prosody:
     )
 
 
+@dataclass(frozen=True)
+class AcousticRequest:
+    """One segment, ready for the acoustic model (see :func:`infer_batch`)."""
+
+    seq: PhonemeSequence
+    speaker: npt.NDArray[np.float32]  # GE2E, 256-d
+    emotion: int  # index into EMOTIONS
+    intensity: float
+    prosody: Prosody
+
+
+def infer_batch(
+    model: AcousticModel, requests: Sequence[AcousticRequest], *, device: str = "cpu"
+) -> list[Latent]:
+    """Run ``requests`` through ``model`` as one padded batch (unit id 0 is padding; every
+    layer masks it, so each result equals that request run alone, up to float rounding)."""
+    if not requests:
+        return []
+    width = max(len(r.seq.units) for r in requests)
+
+    def padded(rows: list[list[int]]) -> torch.Tensor:
+        out = torch.zeros(len(rows), width, dtype=torch.long)
+        for i, row in enumerate(rows):
+            out[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+        return out.to(device)
+
+    speakers = np.stack([r.speaker for r in requests]).astype(np.float32)
+    with torch.inference_mode():
+        mel, dur = model.infer(
+            padded([r.seq.ids() for r in requests]),
+            padded([r.seq.tones for r in requests]),
+            padded([r.seq.langs for r in requests]),
+            torch.from_numpy(speakers).to(device),
+            torch.tensor([r.emotion for r in requests], device=device),
+            torch.tensor([float(r.intensity) for r in requests], device=device),
+            torch.cat([controls_tensor(r.prosody) for r in requests]).to(device),
+        )
+        mels = mel.float().cpu().numpy()
+        durs = dur.cpu().numpy().astype(np.int64)
+    latents = []
+    for i, r in enumerate(requests):
+        d = durs[i, : len(r.seq.units)]
+        frames = np.ascontiguousarray(mels[i, : max(int(d.sum()), 1)].T, dtype=np.float32)
+        latents.append(Latent(frames=frames, unit_frames=d.copy(), units=r.seq.symbols))
+    return latents
+
+
 @dataclass
 class AcousticVoice:
     """One speaker of the acoustic model (a stock speaker's or a cloned GE2E embedding)."""
@@ -67,31 +114,21 @@ class AcousticVoice:
     trained_emotions: tuple[str, ...] = ("neutral",)  # labels with a trained embedding row
     device: str = "cpu"
 
-    def acoustic(self, text: str, controls: Controls) -> Latent:
-        seq = self.g2p(text)
-
-        def t(x: list[int]) -> torch.Tensor:
-            return torch.tensor([x], dtype=torch.long, device=self.device)
-
+    def prepare(self, text: str, controls: Controls) -> AcousticRequest:
+        """The CPU part of :meth:`acoustic`: G2P and the control mapping."""
         # Only labels the checkpoint was trained on reach its emotion embedding (v0.1: neutral
         # only; an untrained row wrecks the durations). The others act through prosody_for.
         label = controls.emotion if controls.emotion in self.trained_emotions else "neutral"
-        emotion = EMOTIONS.index(label)
-        intensity = controls.intensity if label != "neutral" else 1.0  # as trained
-        with torch.no_grad():
-            mel, dur = self.model.infer(
-                t(seq.ids()),
-                t(seq.tones),
-                t(seq.langs),
-                torch.from_numpy(self.speaker).view(1, -1).to(self.device),
-                torch.tensor([emotion], device=self.device),
-                torch.tensor([float(intensity)], device=self.device),
-                controls_tensor(prosody_for(controls)).to(self.device),
-            )
-        frames = mel[0].float().T.contiguous().cpu().numpy().astype(np.float32)
-        return Latent(
-            frames=frames, unit_frames=dur[0].cpu().numpy().astype(np.int64), units=seq.symbols
+        return AcousticRequest(
+            seq=self.g2p(text),
+            speaker=self.speaker,
+            emotion=EMOTIONS.index(label),
+            intensity=controls.intensity if label != "neutral" else 1.0,  # as trained
+            prosody=prosody_for(controls),
         )
+
+    def acoustic(self, text: str, controls: Controls) -> Latent:
+        return infer_batch(self.model, [self.prepare(text, controls)], device=self.device)[0]
 
     def decode(self, frames: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         if self.decoder is None:

@@ -1,0 +1,155 @@
+"""Continuous batching of acoustic-model calls across streams (the GPU path).
+
+Every stream's segments need one acoustic-model call each. Run one at a time, a small
+FastSpeech-style model on a GPU costs mostly kernel launches and host time, so many streams
+queue behind each other. :class:`AcousticBatcher` keeps one device thread busy: when it is
+free it takes up to ``max_batch`` pending requests, most urgent first (earliest deadline,
+like :class:`~emostream.engine.runner.ThreadRunner`), all for the same model, and runs them
+as one padded batch (:func:`~emostream.voices.acoustic.infer_batch`). Nothing waits for a
+batch to fill: an idle batcher runs a lone request at once; under load, requests gather
+while the previous batch runs.
+
+A batch that fails is retried one request at a time, so one bad request fails alone.
+
+:func:`take_batch` is the sans-I/O part (which pending requests go next).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from emostream.models.acoustic import AcousticModel
+from emostream.voices.acoustic import AcousticRequest, infer_batch
+from emostream.voices.base import Latent
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(order=True)
+class Pending:
+    deadline: float
+    seq: int
+    model: AcousticModel = field(compare=False)
+    device: str = field(compare=False)
+    request: AcousticRequest = field(compare=False)
+    future: asyncio.Future[Latent] = field(compare=False)
+
+
+def take_batch(pending: list[Pending], max_batch: int) -> list[Pending]:
+    """Remove and return the next batch from ``pending``: the most urgent request and up to
+    ``max_batch - 1`` more for the same model and device, most urgent first."""
+    live = [p for p in pending if not p.future.done()]
+    pending[:] = []
+    if not live:
+        return []
+    live.sort()
+    head = live[0]
+    batch = [p for p in live if p.model is head.model and p.device == head.device][:max_batch]
+    chosen = {id(p) for p in batch}
+    pending.extend(p for p in live if id(p) not in chosen)
+    return batch
+
+
+class AcousticBatcher:
+    """See the module docs. ``max_batch``: requests per model call (default 32)."""
+
+    def __init__(self, *, max_batch: int = 32, clock: Callable[[], float] = time.monotonic):
+        self.max_batch = max_batch
+        self._clock = clock
+        self._pending: list[Pending] = []
+        self._seq = itertools.count()
+        self._wake: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._device = ThreadPoolExecutor(max_workers=1, thread_name_prefix="emostream-fs2")
+        self.batches = 0  # model calls made (for benchmarks and tests)
+        self.requests = 0
+
+    async def infer(
+        self,
+        model: AcousticModel,
+        request: AcousticRequest,
+        *,
+        device: str,
+        deadline: float | None = None,
+    ) -> Latent:
+        """Queue ``request`` and await its latent."""
+        loop = asyncio.get_running_loop()
+        if self._task is None or self._task.done():
+            self._wake = asyncio.Event()
+            self._task = loop.create_task(self._loop(), name="emostream-acoustic-batcher")
+        assert self._wake is not None
+        future: asyncio.Future[Latent] = loop.create_future()
+        due = self._clock() if deadline is None else deadline
+        self._pending.append(Pending(due, next(self._seq), model, device, request, future))
+        self._wake.set()
+        return await future
+
+    async def _loop(self) -> None:
+        assert self._wake is not None
+        loop = asyncio.get_running_loop()
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while batch := take_batch(self._pending, self.max_batch):
+                head = batch[0]
+                requests = [p.request for p in batch]
+                try:
+                    latents = await loop.run_in_executor(
+                        self._device, self._run, head.model, requests, head.device
+                    )
+                except Exception as exc:  # noqa: BLE001 (fail only the request at fault)
+                    if len(batch) == 1:
+                        _settle(head.future, exc)
+                        continue
+                    log.warning(
+                        "acoustic batch of %d failed (%s); retrying singly", len(batch), exc
+                    )
+                    self._pending.extend(batch)
+                    await self._singly()
+                    continue
+                for p, latent in zip(batch, latents, strict=True):
+                    _settle(p.future, latent)
+
+    async def _singly(self) -> None:
+        """Run every pending request alone (after a batch failed)."""
+        loop = asyncio.get_running_loop()
+        while batch := take_batch(self._pending, 1):
+            p = batch[0]
+            try:
+                latent = await loop.run_in_executor(
+                    self._device, self._run, p.model, [p.request], p.device
+                )
+                _settle(p.future, latent[0])
+            except Exception as exc:  # noqa: BLE001
+                _settle(p.future, exc)
+
+    def _run(
+        self, model: AcousticModel, requests: list[AcousticRequest], device: str
+    ) -> list[Latent]:
+        self.batches += 1
+        self.requests += len(requests)
+        return infer_batch(model, requests, device=device)
+
+    def shutdown(self) -> None:
+        """Stop: pending requests are cancelled; a batch already running finishes."""
+        if self._task is not None:
+            self._task.cancel()
+        for p in self._pending:
+            p.future.cancel()
+        self._pending.clear()
+        self._device.shutdown(wait=False, cancel_futures=True)
+
+
+def _settle(future: asyncio.Future[Latent], outcome: Latent | BaseException) -> None:
+    if future.done():  # the stream went away meanwhile
+        return
+    if isinstance(outcome, BaseException):
+        future.set_exception(outcome)
+    else:
+        future.set_result(outcome)
