@@ -26,7 +26,8 @@
 # processes, default 1), FINDMAX_S (time budget for the find-max search, default 330),
 # DURATION (s per level, default 20), PROCS (load-generator processes, default 8),
 # START (first level, default 16), NAME (result prefix, default gpu), DANMAKU (1: run
-# the burst pattern at the largest good N afterwards, default 1).
+# the burst pattern at the largest good N afterwards, default 1), MPS (1: CUDA MPS for
+# several workers), and any EMOSTREAM_* setting (e.g. EMOSTREAM_SWITCH_INTERVAL_MS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -130,12 +131,25 @@ PYTHONPATH="$PWD/server:$PWD:${PYTHONPATH:-}" "${PY:-python3}" -c \
 export PY=${PY:-python3} DEVICE SERVE_ARGS="--workers $WORKERS"
 export EMOSTREAM_MAX_STREAMS=${EMOSTREAM_MAX_STREAMS:-16384}
 export READY_TIMEOUT_S=${READY_TIMEOUT_S:-240}
-LABEL="H200 $DEVICE, $(nproc) CPU cores, server ($WORKERS worker process(es), voice $EMOSTREAM_DEFAULT_VOICE) + $PROCS load-generator processes on one host"
+# MPS=1: run the server's processes under CUDA MPS, so their kernels share the GPU at once
+# instead of taking turns (time slices) as separate contexts.
+MPS=${MPS:-0}
+if [ "$MPS" = 1 ]; then
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  nvidia-cuda-mps-control -d || true
+  if ! timeout 60 "$PY" -c 'import torch; torch.zeros(1, device="cuda"); print("MPS client ok")'; then
+    echo quit | nvidia-cuda-mps-control || true
+    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+    echo "MPS unusable here: running without it"; MPS=0
+  fi
+fi
+LABEL="H200 $DEVICE, $(nproc) CPU cores, server ($WORKERS worker process(es), MPS $MPS, GIL switch ${EMOSTREAM_SWITCH_INTERVAL_MS:-5} ms, voice $EMOSTREAM_DEFAULT_VOICE) + $PROCS load-generator processes on one host"
 # GPU memory of every process on the card, every 2 s (the server's gauge is per start-up).
 nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 2 \
   >"$RES/$NAME-nvidia-smi.csv" 2>&1 &
 SMI=$!
-trap 'kill $SMI 2>/dev/null || true' EXIT
+trap 'kill $SMI 2>/dev/null || true; [ "$MPS" = 1 ] && { echo quit | nvidia-cuda-mps-control; } || true' EXIT
 
 # 1. Closed loop: the largest N with p95 first audio <= 200 ms, no underruns, no errors.
 LABEL="$LABEL" bench/loadtest.sh "$RES" "$NAME-findmax" --find-max --start "$START" \

@@ -21,6 +21,9 @@ class Settings:
     max_message_bytes: int = 1 << 20  # one WebSocket text frame
     max_streams: int = 256  # concurrent WebSocket utterances per process
     workers: int = 1  # server processes on one port (serve --workers); limits are per process
+    # How long a busy thread may hold the GIL before another gets it (Python's default 5 ms).
+    # The event loop and the model threads take turns; shorter turns cut their queueing.
+    switch_interval_ms: float = 5.0
     cpu_threads: int = 1  # ONNX Runtime intra-op threads per session
     decode_workers: int = 2  # threads running model calls on CPU
     redis_url: str = ""  # empty: in-process cache only

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -72,6 +73,7 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         device = None
         svc = service
+        sys.setswitchinterval(settings.switch_interval_ms / 1000.0)
         if svc is None:
             device = await setup_device(settings)
             svc = SpeechService(
