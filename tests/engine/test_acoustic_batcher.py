@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,10 @@ from emostream.voices.base import Controls, VoiceInfo
 TEXTS = ["Hi.", "A longer sentence, with a pause.", "Good morning.", "Yes!", "One, two, three."]
 
 
+def run(voice: AcousticVoice) -> Any:
+    return functools.partial(infer_batch, voice.model, device="cpu")
+
+
 @pytest.fixture(scope="module")
 def voice() -> AcousticVoice:
     torch.manual_seed(0)
@@ -28,8 +33,8 @@ def voice() -> AcousticVoice:
     return AcousticVoice(info, model, speaker, G2P())
 
 
-def pending(deadline: float, model: Any, loop: asyncio.AbstractEventLoop) -> Pending:
-    return Pending(deadline, int(deadline * 10), model, "cpu", None, loop.create_future())  # type: ignore[arg-type]
+def pending(deadline: float, key: Any, loop: asyncio.AbstractEventLoop) -> Pending:
+    return Pending(deadline, int(deadline * 10), key, list, None, loop.create_future())  # type: ignore[arg-type]
 
 
 async def test_take_batch_most_urgent_first_same_model_only() -> None:
@@ -50,7 +55,7 @@ async def test_concurrent_requests_share_one_call(voice: AcousticVoice) -> None:
     batcher = AcousticBatcher(max_batch=4)
     requests = [voice.prepare(t, Controls()) for t in TEXTS]
     latents = await asyncio.gather(
-        *(batcher.infer(voice.model, r, device="cpu", deadline=float(i)) for i, r in
+        *(batcher.infer(voice.model, run(voice), r, deadline=float(i)) for i, r in
           enumerate(requests))
     )  # fmt: skip
     assert (batcher.batches, batcher.requests) == (2, 5)  # 4 most urgent, then the last
@@ -67,7 +72,7 @@ async def test_a_bad_request_fails_alone(voice: AcousticVoice) -> None:
     r = good[0]
     bad = AcousticRequest(r.seq, r.speaker, emotion=999, intensity=1.0, prosody=r.prosody)
     results = await asyncio.gather(
-        *(batcher.infer(voice.model, q, device="cpu") for q in [good[0], bad, *good[1:]]),
+        *(batcher.infer(voice.model, run(voice), q) for q in [good[0], bad, *good[1:]]),
         return_exceptions=True,
     )
     assert isinstance(results[1], IndexError)
@@ -87,5 +92,9 @@ async def test_gpu_runner_batches_acoustic_voices(voice: AcousticVoice) -> None:
     assert [lat.units for lat in latents] == [voice.g2p(t).symbols for t in TEXTS]
     assert runner.acoustic_batcher.requests == len(TEXTS)
     assert runner.acoustic_batcher.batches < len(TEXTS)  # G2P ran on 2 threads meanwhile
+    graphed = runner.prepare_acoustic(voice.model, device="cpu")  # from now on: buckets
+    again = await runner.acoustic(voice, TEXTS[1], Controls())
+    assert graphed.calls == 1
+    np.testing.assert_allclose(again.frames, latents[1].frames, atol=1e-4)
     runner.close()
     await engine.close()

@@ -5,7 +5,8 @@ FastSpeech-style model on a GPU costs mostly kernel launches and host time, so m
 queue behind each other. :class:`AcousticBatcher` keeps one device thread busy: when it is
 free it takes up to ``max_batch`` pending requests, most urgent first (earliest deadline,
 like :class:`~emostream.engine.runner.ThreadRunner`), all for the same model, and runs them
-as one padded batch (:func:`~emostream.voices.acoustic.infer_batch`). Nothing waits for a
+as one padded batch (:func:`~emostream.voices.acoustic.infer_batch`, or the CUDA-graph
+runner of :mod:`emostream.engine.acoustic_graphs`). Nothing waits for a
 batch to fill: an idle batcher runs a lone request at once; under load, requests gather
 while the previous batch runs.
 
@@ -24,33 +25,35 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from emostream.models.acoustic import AcousticModel
-from emostream.voices.acoustic import AcousticRequest, infer_batch
+from emostream.voices.acoustic import AcousticRequest
 from emostream.voices.base import Latent
 
 log = logging.getLogger(__name__)
+
+
+BatchFn = Callable[[list[AcousticRequest]], list[Latent]]
 
 
 @dataclass(order=True)
 class Pending:
     deadline: float
     seq: int
-    model: AcousticModel = field(compare=False)
-    device: str = field(compare=False)
+    key: object = field(compare=False)  # requests with the same key can share a batch
+    run: BatchFn = field(compare=False)
     request: AcousticRequest = field(compare=False)
     future: asyncio.Future[Latent] = field(compare=False)
 
 
 def take_batch(pending: list[Pending], max_batch: int) -> list[Pending]:
     """Remove and return the next batch from ``pending``: the most urgent request and up to
-    ``max_batch - 1`` more for the same model and device, most urgent first."""
+    ``max_batch - 1`` more with the same key (model), most urgent first."""
     live = [p for p in pending if not p.future.done()]
     pending[:] = []
     if not live:
         return []
     live.sort()
     head = live[0]
-    batch = [p for p in live if p.model is head.model and p.device == head.device][:max_batch]
+    batch = [p for p in live if p.key is head.key][:max_batch]
     chosen = {id(p) for p in batch}
     pending.extend(p for p in live if id(p) not in chosen)
     return batch
@@ -72,13 +75,15 @@ class AcousticBatcher:
 
     async def infer(
         self,
-        model: AcousticModel,
+        key: object,
+        run: BatchFn,
         request: AcousticRequest,
         *,
-        device: str,
         deadline: float | None = None,
     ) -> Latent:
-        """Queue ``request`` and await its latent."""
+        """Queue ``request`` and await its latent. ``run`` maps a batch of requests to their
+        latents (e.g. :func:`~emostream.voices.acoustic.infer_batch` for one model); requests
+        batch together when their ``key`` (the model) is the same object."""
         loop = asyncio.get_running_loop()
         if self._task is None or self._task.done():
             self._wake = asyncio.Event()
@@ -86,7 +91,7 @@ class AcousticBatcher:
         assert self._wake is not None
         future: asyncio.Future[Latent] = loop.create_future()
         due = self._clock() if deadline is None else deadline
-        self._pending.append(Pending(due, next(self._seq), model, device, request, future))
+        self._pending.append(Pending(due, next(self._seq), key, run, request, future))
         self._wake.set()
         return await future
 
@@ -101,7 +106,7 @@ class AcousticBatcher:
                 requests = [p.request for p in batch]
                 try:
                     latents = await loop.run_in_executor(
-                        self._device, self._run, head.model, requests, head.device
+                        self._device, self._run, head.run, requests
                     )
                 except Exception as exc:  # noqa: BLE001 (fail only the request at fault)
                     if len(batch) == 1:
@@ -122,19 +127,15 @@ class AcousticBatcher:
         while batch := take_batch(self._pending, 1):
             p = batch[0]
             try:
-                latent = await loop.run_in_executor(
-                    self._device, self._run, p.model, [p.request], p.device
-                )
+                latent = await loop.run_in_executor(self._device, self._run, p.run, [p.request])
                 _settle(p.future, latent[0])
             except Exception as exc:  # noqa: BLE001
                 _settle(p.future, exc)
 
-    def _run(
-        self, model: AcousticModel, requests: list[AcousticRequest], device: str
-    ) -> list[Latent]:
+    def _run(self, run: BatchFn, requests: list[AcousticRequest]) -> list[Latent]:
         self.batches += 1
         self.requests += len(requests)
-        return infer_batch(model, requests, device=device)
+        return run(requests)
 
     def shutdown(self) -> None:
         """Stop: pending requests are cancelled; a batch already running finishes."""

@@ -2,18 +2,21 @@
 
 * ``cpu``: every model call on a thread pool (ONNX Runtime for Piper; torch on CPU for the
   EmoStream acoustic model and HiFi-GAN when the ``[gpu]``/``[train]`` extra is installed).
-* ``cuda``: the EmoStream acoustic model on the GPU and every mel window of every stream
+* ``cuda``: the EmoStream acoustic model on the GPU (batched across streams, CUDA graphs per
+  bucket shape) and every mel window of every stream
   vocoded by one batched HiFi-GAN engine (fp16, CUDA graphs); Piper stays on CPU threads.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 from emostream.config import Settings
 from emostream.engine.runner import Runner, ThreadRunner
+from emostream.voices.catalog import VoiceCatalog
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +26,16 @@ class DeviceSetup:
     runner: Runner
     engine: Any = None  # GpuVocoderEngine on cuda
     report: dict[str, Any] = field(default_factory=dict)
+
+    async def prepare(self, catalog: VoiceCatalog) -> None:
+        """After the voices load: on cuda, capture the acoustic model's CUDA graphs."""
+        from emostream.engine.gpu_runner import GpuRunner
+
+        if isinstance(self.runner, GpuRunner) and catalog.family is not None:
+            family = catalog.family
+            await asyncio.to_thread(
+                self.runner.prepare_acoustic, family.model, device=family.device
+            )
 
     async def close(self) -> None:
         self.runner.close()

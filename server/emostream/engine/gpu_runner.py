@@ -36,11 +36,13 @@ import numpy as np
 import numpy.typing as npt
 
 from emostream.engine.acoustic_batcher import AcousticBatcher
+from emostream.engine.acoustic_graphs import GraphedAcoustic
 from emostream.engine.batcher import Batch, Batcher, BucketSpec
 from emostream.engine.chunked import PadSide
 from emostream.engine.runner import ThreadRunner
 from emostream.engine.vocoder_backend import VocoderBackend
-from emostream.voices.acoustic import AcousticVoice
+from emostream.models.acoustic import AcousticModel
+from emostream.voices.acoustic import AcousticVoice, infer_batch
 from emostream.voices.base import Controls, Latent, Voice
 
 log = logging.getLogger(__name__)
@@ -281,6 +283,15 @@ class GpuRunner:
         self.engine = engine
         self._cpu = ThreadRunner(workers=workers)  # G2P, CPU voices' calls, non-mel decoders
         self.acoustic_batcher = AcousticBatcher(max_batch=max_acoustic_batch)
+        self._graphed: dict[int, GraphedAcoustic] = {}  # by id(model)
+
+    def prepare_acoustic(self, model: AcousticModel, *, device: str = "cuda") -> GraphedAcoustic:
+        """Capture ``model``'s bucket graphs now (start-up) and batch its requests through
+        them from here on."""
+        graphed = GraphedAcoustic(model, device=device)
+        graphed.capture_all()
+        self._graphed[id(model)] = graphed
+        return graphed
 
     def _on_engine(self, voice: Voice, frames: npt.NDArray[np.float32]) -> bool:
         backend = self.engine.backend
@@ -296,9 +307,10 @@ class GpuRunner:
         if isinstance(voice, AcousticVoice):
             # G2P on a CPU thread, then the model call batched with every other stream's.
             request = await self._cpu.run(lambda: voice.prepare(text, controls), deadline=deadline)
-            return await self.acoustic_batcher.infer(
-                voice.model, request, device=voice.device, deadline=deadline
+            run = self._graphed.get(id(voice.model)) or functools.partial(
+                infer_batch, voice.model, device=voice.device
             )
+            return await self.acoustic_batcher.infer(voice.model, run, request, deadline=deadline)
         return await self._cpu.acoustic(voice, text, controls, deadline=deadline)
 
     async def decode(

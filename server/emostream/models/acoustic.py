@@ -277,6 +277,23 @@ class AcousticModel(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """``controls`` [B, 5] = rate, pitch_shift (semitones), pitch_range, energy, pause.
         Returns mel ``[B, T, 80]`` and integer durations ``[B, N]`` (frames per unit)."""
+        h, durations = self.infer_units(ids, tones, langs, speaker, emotion, intensity, controls)
+        frames, fpad = length_regulate(h, durations)
+        return self.decode(frames, fpad), durations
+
+    def infer_units(
+        self,
+        ids: torch.Tensor,
+        tones: torch.Tensor,
+        langs: torch.Tensor,
+        speaker: torch.Tensor,
+        emotion: torch.Tensor,
+        intensity: torch.Tensor,
+        controls: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The part of :meth:`infer` before length regulation (no host sync, so it can be a
+        CUDA graph): unit features with pitch and energy added ``[B, N, D]`` and integer
+        durations ``[B, N]``."""
         c = self.config
         x, pad = self.encode(ids, tones, langs, speaker, emotion, intensity)
         keep = (~pad).to(x.dtype)
@@ -294,9 +311,7 @@ class AcousticModel(nn.Module):
         p = mean + (p - mean) * rng + shift * (math.log(2.0) / 12.0)
         p = torch.where(voiced, (p - c.pitch_mean) / c.pitch_std, torch.zeros_like(p))
         e = self.energy(x, pad) + torch.log(energy_scale) / c.energy_std
-        h = self._add_variance(x, p * keep, e * keep)
-        frames, fpad = length_regulate(h, durations)
-        return self.decode(frames, fpad), durations
+        return self._add_variance(x, p * keep, e * keep), durations
 
     # --------------------------------------------------------------------- checkpoints
     def save(

@@ -76,9 +76,11 @@ def create_app(
         sys.setswitchinterval(settings.switch_interval_ms / 1000.0)
         if svc is None:
             device = await setup_device(settings)
+            voices = catalog or load_catalog(settings)
+            await device.prepare(voices)
             svc = SpeechService(
                 settings,
-                catalog or load_catalog(settings),
+                voices,
                 runner=device.runner,
                 metrics=metrics,
                 registry=registry,

@@ -72,26 +72,42 @@ def infer_batch(
     if not requests:
         return []
     width = max(len(r.seq.units) for r in requests)
-
-    def padded(rows: list[list[int]]) -> torch.Tensor:
-        out = torch.zeros(len(rows), width, dtype=torch.long)
-        for i, row in enumerate(rows):
-            out[i, : len(row)] = torch.tensor(row, dtype=torch.long)
-        return out.to(device)
-
-    speakers = np.stack([r.speaker for r in requests]).astype(np.float32)
     with torch.inference_mode():
-        mel, dur = model.infer(
-            padded([r.seq.ids() for r in requests]),
-            padded([r.seq.tones for r in requests]),
-            padded([r.seq.langs for r in requests]),
-            torch.from_numpy(speakers).to(device),
-            torch.tensor([r.emotion for r in requests], device=device),
-            torch.tensor([float(r.intensity) for r in requests], device=device),
-            torch.cat([controls_tensor(r.prosody) for r in requests]).to(device),
-        )
+        mel, dur = model.infer(*(t.to(device) for t in collate(requests, width=width)))
         mels = mel.float().cpu().numpy()
         durs = dur.cpu().numpy().astype(np.int64)
+    return split_latents(requests, mels, durs)
+
+
+def collate(
+    requests: Sequence[AcousticRequest], *, width: int, rows: int | None = None
+) -> tuple[torch.Tensor, ...]:
+    """Host tensors for :meth:`AcousticModel.infer`: ids, tones, langs ``[rows, width]``
+    (0-padded), speaker, emotion, intensity, controls; ``rows`` (default: one per request)
+    pads the batch with empty rows."""
+    rows = len(requests) if rows is None else rows
+    tokens = torch.zeros(3, rows, width, dtype=torch.long)
+    speaker = torch.zeros(rows, requests[0].speaker.shape[-1])
+    emotion = torch.zeros(rows, dtype=torch.long)
+    intensity = torch.ones(rows)
+    controls = torch.ones(rows, 5)
+    for i, r in enumerate(requests):
+        n = len(r.seq.units)
+        for k, row in enumerate((r.seq.ids(), r.seq.tones, r.seq.langs)):
+            tokens[k, i, :n] = torch.tensor(row, dtype=torch.long)
+        speaker[i] = torch.from_numpy(np.asarray(r.speaker, dtype=np.float32))
+        emotion[i] = r.emotion
+        intensity[i] = float(r.intensity)
+        controls[i] = controls_tensor(r.prosody)[0]
+    return tokens[0], tokens[1], tokens[2], speaker, emotion, intensity, controls
+
+
+def split_latents(
+    requests: Sequence[AcousticRequest],
+    mels: npt.NDArray[np.float32],
+    durs: npt.NDArray[np.int64],
+) -> list[Latent]:
+    """One :class:`Latent` per request from batched mel ``[B, T, 80]`` and durations."""
     latents = []
     for i, r in enumerate(requests):
         d = durs[i, : len(r.seq.units)]
