@@ -12,3 +12,11 @@ def test_env_then_overrides() -> None:
     assert (s.port, s.max_text_chars, s.device) == (9000, 100, "cuda")
     s = Settings.from_env(env, port=9100, device=None)
     assert s.port == 9100 and s.device == "cuda"  # None means "not given on the CLI"
+
+
+def test_gpu_tuning_settings() -> None:
+    s = Settings()
+    assert (s.workers, s.switch_interval_ms, s.acoustic_graphs) == (1, 5.0, False)
+    env = {"EMOSTREAM_ACOUSTIC_GRAPHS": "1", "EMOSTREAM_SWITCH_INTERVAL_MS": "0.5"}
+    s = Settings.from_env(env, workers=4)
+    assert (s.workers, s.switch_interval_ms, s.acoustic_graphs) == (4, 0.5, True)

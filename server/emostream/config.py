@@ -24,6 +24,9 @@ class Settings:
     # How long a busy thread may hold the GIL before another gets it (Python's default 5 ms).
     # The event loop and the model threads take turns; shorter turns cut their queueing.
     switch_interval_ms: float = 5.0
+    # cuda: run the acoustic model as CUDA graphs over bucket shapes (5x less time per call
+    # alone, but slower under the H200 load test so far: off until that is understood).
+    acoustic_graphs: bool = False
     cpu_threads: int = 1  # ONNX Runtime intra-op threads per session
     decode_workers: int = 2  # threads running model calls on CPU
     redis_url: str = ""  # empty: in-process cache only

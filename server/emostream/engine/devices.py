@@ -27,11 +27,12 @@ class DeviceSetup:
     engine: Any = None  # GpuVocoderEngine on cuda
     report: dict[str, Any] = field(default_factory=dict)
 
-    async def prepare(self, catalog: VoiceCatalog) -> None:
-        """After the voices load: on cuda, capture the acoustic model's CUDA graphs."""
+    async def prepare(self, catalog: VoiceCatalog, *, acoustic_graphs: bool = False) -> None:
+        """After the voices load: on cuda with ``acoustic_graphs``, capture the acoustic
+        model's CUDA graphs."""
         from emostream.engine.gpu_runner import GpuRunner
 
-        if isinstance(self.runner, GpuRunner) and catalog.family is not None:
+        if acoustic_graphs and isinstance(self.runner, GpuRunner) and catalog.family is not None:
             family = catalog.family
             await asyncio.to_thread(
                 self.runner.prepare_acoustic, family.model, device=family.device

@@ -77,7 +77,7 @@ def create_app(
         if svc is None:
             device = await setup_device(settings)
             voices = catalog or load_catalog(settings)
-            await device.prepare(voices)
+            await device.prepare(voices, acoustic_graphs=settings.acoustic_graphs)
             svc = SpeechService(
                 settings,
                 voices,
