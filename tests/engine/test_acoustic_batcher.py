@@ -7,30 +7,16 @@ import functools
 from typing import Any
 
 import numpy as np
-import pytest
-import torch
 
 from emostream.engine.acoustic_batcher import AcousticBatcher, Pending, take_batch
-from emostream.models.acoustic import AcousticModel
-from emostream.text.phonemes import G2P
 from emostream.voices.acoustic import AcousticRequest, AcousticVoice, infer_batch
-from emostream.voices.base import Controls, VoiceInfo
+from emostream.voices.base import Controls
 
 TEXTS = ["Hi.", "A longer sentence, with a pause.", "Good morning.", "Yes!", "One, two, three."]
 
 
 def run(voice: AcousticVoice) -> Any:
     return functools.partial(infer_batch, voice.model, device="cpu")
-
-
-@pytest.fixture(scope="module")
-def voice() -> AcousticVoice:
-    torch.manual_seed(0)
-    model = AcousticModel().eval()
-    torch.nn.init.constant_(model.duration.out.bias, 1.5)
-    info = VoiceInfo("t", "acoustic", "en", 22050, ("speed", "emotion"))
-    speaker = np.random.default_rng(0).standard_normal(256).astype(np.float32)
-    return AcousticVoice(info, model, speaker, G2P())
 
 
 def pending(deadline: float, key: Any, loop: asyncio.AbstractEventLoop) -> Pending:

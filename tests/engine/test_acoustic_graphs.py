@@ -3,24 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
-import torch
 
 from emostream.engine.acoustic_graphs import GraphedAcoustic, bucket
-from emostream.models.acoustic import AcousticModel
-from emostream.text.phonemes import G2P
 from emostream.voices.acoustic import AcousticVoice, infer_batch
-from emostream.voices.base import Controls, VoiceInfo
-
-
-@pytest.fixture(scope="module")
-def voice() -> AcousticVoice:
-    torch.manual_seed(0)
-    model = AcousticModel().eval()
-    torch.nn.init.constant_(model.duration.out.bias, 1.5)
-    info = VoiceInfo("t", "acoustic", "en", 22050, ("speed", "emotion"))
-    speaker = np.random.default_rng(0).standard_normal(256).astype(np.float32)
-    return AcousticVoice(info, model, speaker, G2P())
+from emostream.voices.base import Controls
 
 
 def test_bucket() -> None:
