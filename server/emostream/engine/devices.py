@@ -30,9 +30,11 @@ class DeviceSetup:
     async def prepare(self, catalog: VoiceCatalog, *, acoustic_graphs: bool = False) -> None:
         """After the voices load: on cuda with ``acoustic_graphs``, capture the acoustic
         model's CUDA graphs."""
+        if not acoustic_graphs or self.engine is None or catalog.family is None:
+            return  # nothing to capture (and the CPU path must not import torch)
         from emostream.engine.gpu_runner import GpuRunner
 
-        if acoustic_graphs and isinstance(self.runner, GpuRunner) and catalog.family is not None:
+        if isinstance(self.runner, GpuRunner):
             family = catalog.family
             await asyncio.to_thread(
                 self.runner.prepare_acoustic, family.model, device=family.device
