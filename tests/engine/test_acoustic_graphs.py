@@ -41,3 +41,12 @@ def test_batches_past_the_buckets_run_eagerly(voice: AcousticVoice) -> None:
     assert g.eager_batches == 1
     np.testing.assert_allclose(latent.frames, infer_batch(voice.model, [request])[0].frames,
                                atol=1e-4)  # fmt: skip
+
+
+def test_frames_past_the_buckets_decode_eagerly(voice: AcousticVoice) -> None:
+    g = GraphedAcoustic(voice.model, device="cpu", cuda_graphs=False, frames=(8,))
+    request = voice.prepare("Longer than eight frames.", Controls())
+    (latent,) = g([request])
+    assert g.eager_batches == 1 and latent.num_frames > 8
+    np.testing.assert_allclose(latent.frames, infer_batch(voice.model, [request])[0].frames,
+                               atol=1e-4)  # fmt: skip

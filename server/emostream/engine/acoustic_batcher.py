@@ -25,6 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from emostream.engine.runner import resolve_future
 from emostream.voices.acoustic import AcousticRequest
 from emostream.voices.base import Latent
 
@@ -97,40 +98,28 @@ class AcousticBatcher:
 
     async def _loop(self) -> None:
         assert self._wake is not None
-        loop = asyncio.get_running_loop()
         while True:
             await self._wake.wait()
             self._wake.clear()
             while batch := take_batch(self._pending, self.max_batch):
-                head = batch[0]
-                requests = [p.request for p in batch]
-                try:
-                    latents = await loop.run_in_executor(
-                        self._device, self._run, head.run, requests
-                    )
-                except Exception as exc:  # noqa: BLE001 (fail only the request at fault)
-                    if len(batch) == 1:
-                        _settle(head.future, exc)
-                        continue
-                    log.warning(
-                        "acoustic batch of %d failed (%s); retrying singly", len(batch), exc
-                    )
-                    self._pending.extend(batch)
-                    await self._singly()
-                    continue
-                for p, latent in zip(batch, latents, strict=True):
-                    _settle(p.future, latent)
+                await self._serve(batch)
 
-    async def _singly(self) -> None:
-        """Run every pending request alone (after a batch failed)."""
+    async def _serve(self, batch: list[Pending]) -> None:
+        """Run ``batch`` as one call; if it fails, run its requests one at a time."""
         loop = asyncio.get_running_loop()
-        while batch := take_batch(self._pending, 1):
-            p = batch[0]
-            try:
-                latent = await loop.run_in_executor(self._device, self._run, p.run, [p.request])
-                _settle(p.future, latent[0])
-            except Exception as exc:  # noqa: BLE001
-                _settle(p.future, exc)
+        requests = [p.request for p in batch]
+        try:
+            latents = await loop.run_in_executor(self._device, self._run, batch[0].run, requests)
+        except Exception as exc:  # noqa: BLE001 (fail only the request at fault)
+            if len(batch) == 1:
+                resolve_future(batch[0].future, False, exc)
+                return
+            log.warning("acoustic batch of %d failed (%s); retrying singly", len(batch), exc)
+            for p in batch:
+                await self._serve([p])
+            return
+        for p, latent in zip(batch, latents, strict=True):
+            resolve_future(p.future, True, latent)
 
     def _run(self, run: BatchFn, requests: list[AcousticRequest]) -> list[Latent]:
         self.batches += 1
@@ -145,12 +134,3 @@ class AcousticBatcher:
             p.future.cancel()
         self._pending.clear()
         self._device.shutdown(wait=False, cancel_futures=True)
-
-
-def _settle(future: asyncio.Future[Latent], outcome: Latent | BaseException) -> None:
-    if future.done():  # the stream went away meanwhile
-        return
-    if isinstance(outcome, BaseException):
-        future.set_exception(outcome)
-    else:
-        future.set_result(outcome)

@@ -164,13 +164,13 @@ class GraphedAcoustic:
             durs = dur.cpu().numpy().astype(np.int64)  # the one host sync before decoding
             longest = max(int(durs.sum(axis=1).max()), 1)
             frames = bucket(longest, self.frames)
-            if frames is None or rows * frames > self.max_cells:
-                frames = longest
+            if frames is not None and rows * frames > self.max_cells:
+                frames = None  # no graph for this shape
+            x, pad = length_regulate(h, dur, max_frames=frames or longest)
+            if frames is None:
                 self.eager_batches += 1
-                x, pad = length_regulate(h, dur, max_frames=frames)
                 mel = self.model.decode(x, pad)
             else:
-                x, pad = length_regulate(h, dur, max_frames=frames)
                 (mel,) = self._run(self._decode_graph(rows, frames), self.model.decode, (x, pad))
             mels = mel[: len(requests)].float().cpu().numpy()
         return split_latents(requests, mels, durs[: len(requests)])

@@ -283,14 +283,14 @@ class GpuRunner:
         self.engine = engine
         self._cpu = ThreadRunner(workers=workers)  # G2P, CPU voices' calls, non-mel decoders
         self.acoustic_batcher = AcousticBatcher(max_batch=max_acoustic_batch)
-        self._graphed: dict[int, GraphedAcoustic] = {}  # by id(model)
+        self._graphed: dict[AcousticModel, GraphedAcoustic] = {}
 
     def prepare_acoustic(self, model: AcousticModel, *, device: str = "cuda") -> GraphedAcoustic:
         """Capture ``model``'s bucket graphs now (start-up) and batch its requests through
         them from here on."""
         graphed = GraphedAcoustic(model, device=device)
         graphed.capture_all()
-        self._graphed[id(model)] = graphed
+        self._graphed[model] = graphed
         return graphed
 
     def _on_engine(self, voice: Voice, frames: npt.NDArray[np.float32]) -> bool:
@@ -307,7 +307,7 @@ class GpuRunner:
         if isinstance(voice, AcousticVoice):
             # G2P on a CPU thread, then the model call batched with every other stream's.
             request = await self._cpu.run(lambda: voice.prepare(text, controls), deadline=deadline)
-            run = self._graphed.get(id(voice.model)) or functools.partial(
+            run = self._graphed.get(voice.model) or functools.partial(
                 infer_batch, voice.model, device=voice.device
             )
             return await self.acoustic_batcher.infer(voice.model, run, request, deadline=deadline)

@@ -50,8 +50,10 @@ class Runner(Protocol):
     def close(self) -> None: ...
 
 
-def _resolve(fut: asyncio.Future[Any], ok: bool, value: Any) -> None:
-    if fut.done():  # cancelled while the call ran
+def resolve_future(fut: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    """Set ``fut``'s result (``ok``) or exception, unless it is already done (cancelled:
+    its stream went away while the call ran)."""
+    if fut.done():
         return
     if ok:
         fut.set_result(value)
@@ -138,6 +140,6 @@ class ThreadRunner:
             except Exception as exc:  # noqa: BLE001 - handed to the awaiting coroutine
                 ok, value = False, exc
             try:
-                fut.get_loop().call_soon_threadsafe(_resolve, fut, ok, value)
+                fut.get_loop().call_soon_threadsafe(resolve_future, fut, ok, value)
             except RuntimeError:  # the loop is gone (shutdown)
                 return
