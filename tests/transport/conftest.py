@@ -1,1 +1,28 @@
+"""Shared pieces of the transport tests."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
 from tests.voices.voice_fixtures import other_speech, redis_server, speech  # noqa: F401
+
+
+async def collect(
+    ws: Any, *, until: str | tuple[str, ...] = "done", timeout: float = 60
+) -> tuple[list[dict[str, Any]], list[bytes]]:
+    """Events and binary frames from ``ws`` up to the first event whose type is ``until``
+    (one type or several)."""
+    stop = (until,) if isinstance(until, str) else until
+    events: list[dict[str, Any]] = []
+    audio: list[bytes] = []
+    async with asyncio.timeout(timeout):
+        while True:
+            msg = await ws.recv()
+            if isinstance(msg, bytes):
+                audio.append(msg)
+                continue
+            events.append(json.loads(msg))
+            if events[-1]["type"] in stop:
+                return events, audio

@@ -21,6 +21,7 @@ from emostream.voices.acoustic import AcousticFamily
 from emostream.voices.catalog import VoiceCatalog, load_acoustic_family
 from emostream.voices.piper_voice import PiperVoice
 from tests.conftest import ServerThread, clip_wav
+from tests.transport.conftest import collect
 
 CLIP_TEXT = "This is my own voice, and I would like the stream to use it from now on."
 
@@ -59,8 +60,6 @@ def fs2_server(
 async def speak(
     url: str, start: dict[str, Any], text: str
 ) -> tuple[list[dict[str, Any]], np.ndarray]:
-    events: list[dict[str, Any]] = []
-    chunks: list[bytes] = []
     async with websockets.connect(url, compression=None) as ws:
         await ws.send(
             json.dumps(
@@ -69,15 +68,7 @@ async def speak(
         )
         await ws.send(json.dumps({"type": "text", "text": text}))
         await ws.send(json.dumps({"type": "end"}))
-        async with asyncio.timeout(120):
-            while True:
-                msg = await ws.recv()
-                if isinstance(msg, bytes):
-                    chunks.append(msg)
-                    continue
-                events.append(json.loads(msg))
-                if events[-1]["type"] in ("done", "error"):
-                    break
+        events, chunks = await collect(ws, until=("done", "error"), timeout=120)
     return events, np.frombuffer(b"".join(chunks), dtype=np.int16).astype(np.float32) / 32768
 
 

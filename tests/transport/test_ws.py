@@ -11,22 +11,7 @@ import numpy as np
 import websockets
 
 from tests.conftest import ServerThread
-
-
-async def collect(
-    ws: Any, *, until: str = "done", timeout: float = 60
-) -> tuple[list[dict[str, Any]], list[bytes]]:
-    events: list[dict[str, Any]] = []
-    audio: list[bytes] = []
-    async with asyncio.timeout(timeout):
-        while True:
-            msg = await ws.recv()
-            if isinstance(msg, bytes):
-                audio.append(msg)
-                continue
-            events.append(json.loads(msg))
-            if events[-1]["type"] == until:
-                return events, audio
+from tests.transport.conftest import collect
 
 
 def connect(server: ServerThread) -> Any:
