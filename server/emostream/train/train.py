@@ -74,13 +74,16 @@ def to_item(u: Utterance, speaker: npt.NDArray[np.float32]) -> Item:
     )
 
 
-def load_corpus(corpus: Path) -> list[Item]:
+def load_corpus(corpus: Path, *, skip: frozenset[str] = frozenset()) -> list[Item]:
+    """Every shard's utterances as training items (shards named in ``skip`` left out)."""
     spk: dict[str, npt.NDArray[np.float32]] = {}
     if (corpus / "speakers.npz").exists():
         with np.load(corpus / "speakers.npz") as z:
             spk = {k: z[k].astype(np.float32) for k in z.files}
     items = []
     for shard in sorted(corpus.glob("*.npz.xz")):
+        if shard.name in skip:
+            continue
         for u in read_shard(shard):
             emb = u.ge2e.astype(np.float32)
             if np.isnan(emb).any():
@@ -195,17 +198,23 @@ def train(
     model_config: dict[str, Any] | None = None,
     device: str | None = None,
     init: Path | None = None,
+    follow: bool = False,
 ) -> dict[str, Any]:
     """Train until ``budget_s`` or ``max_steps`` (0 = no limit); resume from ``out/last.pt``.
 
     Without ``last.pt``, ``init`` (a shipped ``model_fp16.pt``: weights, config and step only)
     warm-starts the weights with a fresh optimiser — how a window on a new machine continues
     when the 190 MB optimiser state could not travel. The learning rate then ramps up again
-    over ``REWARM`` steps."""
+    over ``REWARM`` steps; embedding tables that grew since (symbols appended) keep their
+    trained rows.
+
+    ``follow``: the corpus is still being rendered; shards that appear join the training
+    set at the next epoch (the held-out set stays the one drawn at the start)."""
     t0 = time.monotonic()
     tc = tc or TrainConfig()
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     out.mkdir(parents=True, exist_ok=True)
+    seen = frozenset(p.name for p in corpus.glob("*.npz.xz"))
     items = load_corpus(corpus)
     rng = random.Random(tc.seed)
     idx = list(range(len(items)))
@@ -220,7 +229,10 @@ def train(
         cfg = AcousticConfig.from_dict(state["config"])
     elif init is not None:
         warm = torch.load(init, map_location="cpu", weights_only=False)
-        cfg = AcousticConfig.from_dict(warm["config"])
+        from emostream.text.phonemes import SYMBOLS
+
+        n_symbols = max(int(warm["config"].get("n_symbols", 0)), len(SYMBOLS))
+        cfg = AcousticConfig.from_dict({**warm["config"], "n_symbols": n_symbols})
     else:
         cfg = AcousticConfig.from_dict({**(model_config or {}), **corpus_stats(train_items)})
     model = AcousticModel(cfg).to(dev)
@@ -233,7 +245,7 @@ def train(
         log.info("resumed from %s at step %d", ckpt, step)
     rewarm_from = -1
     if warm is not None:
-        model.load_state_dict({k: v.float() for k, v in warm["model"].items()})
+        model.load_state_dict(_grown(model.state_dict(), warm["model"]))
         step = rewarm_from = int(warm.get("step", 0))
         log.info("warm start from %s (step %d, fresh optimiser)", init, step)
     amp = dev.type == "cuda"
@@ -293,6 +305,12 @@ def train(
                 break
         else:
             epoch += 1
+            if follow:
+                now = frozenset(p.name for p in corpus.glob("*.npz.xz"))
+                if now - seen:
+                    train_items += load_corpus(corpus, skip=seen)
+                    log.info("epoch %d: %d training utterances", epoch, len(train_items))
+                    seen = now
     ev = evaluate()
     history.append({"step": step, **ev})
     save()
@@ -309,6 +327,19 @@ def train(
     (out / f"summary-{step:07d}.json").write_text(json.dumps(summary, indent=1))
     log.info("stopped at step %d (%.0f s); eval %s", step, summary["seconds"], ev)
     return summary
+
+
+def _grown(own: dict[str, torch.Tensor], warm: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """``warm`` weights for a model whose embedding tables may have more rows than theirs."""
+    out = {}
+    for k, v in warm.items():
+        v = v.float()
+        if k in own and own[k].shape != v.shape and own[k].shape[1:] == v.shape[1:]:
+            grown = own[k].detach().clone().float()
+            grown[: v.shape[0]] = v
+            v = grown
+        out[k] = v
+    return out
 
 
 def _progress(total: int | None, start: int) -> Any:
@@ -335,13 +366,14 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="emostream.train.train")
     p.add_argument("--corpus", type=Path, required=True)
     p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--budget", type=float, default=510.0, help="wall seconds (<= 540)")
+    p.add_argument("--budget", type=float, default=510.0, help="wall seconds")
     p.add_argument("--max-steps", type=int, default=0)
     p.add_argument("--frames-per-batch", type=int, default=12000)
     p.add_argument("--eval-every", type=int, default=500)
     p.add_argument("--save-every", type=int, default=1000)
     p.add_argument("--device", default=None)
     p.add_argument("--init", type=Path, default=None, help="warm start from a model_fp16.pt")
+    p.add_argument("--follow", action="store_true", help="add shards that appear while training")
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     tc = TrainConfig(
@@ -350,11 +382,12 @@ def main(argv: list[str] | None = None) -> int:
     train(
         a.corpus,
         a.out,
-        budget_s=min(a.budget, 540.0),
+        budget_s=a.budget,
         max_steps=a.max_steps,
         tc=tc,
         device=a.device,
         init=a.init,
+        follow=a.follow,
     )
     return 0
 
