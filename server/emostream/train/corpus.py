@@ -121,8 +121,10 @@ def plan(
     *,
     seed: int = 0,
     max_tokens: int = 400,
+    renderings: int = 1,
 ) -> list[Job]:
-    """Jobs for every sentence, each with a speaker of its language, in a shuffled order."""
+    """Jobs for every sentence, each with ``renderings`` distinct speakers of its language,
+    in a shuffled order (utterance ids ``en00012`` or, past the first rendering, ``en00012r1``)."""
     from emostream.text.phonemes import G2P
     from emostream.train.teacher import kokoro_vocab
 
@@ -138,20 +140,20 @@ def plan(
             if not tokens or len(tokens) > max_tokens:
                 log.warning("skipping %s sentence %d (%d tokens)", lang, i, len(tokens))
                 continue
-            spk = pool[r.randrange(len(pool))]
-            jobs.append(
-                Job(
-                    f"{lang}{i:05d}",
-                    lang,
-                    text,
-                    spk.name,
-                    seq.ids(),
-                    seq.tones,
-                    seq.langs,
-                    seq.teacher_spans(),
-                    tokens,
+            for k, spk in enumerate(r.sample(pool, min(renderings, len(pool)))):
+                jobs.append(
+                    Job(
+                        f"{lang}{i:05d}" + (f"r{k}" if k else ""),
+                        lang,
+                        text,
+                        spk.name,
+                        seq.ids(),
+                        seq.tones,
+                        seq.langs,
+                        seq.teacher_spans(),
+                        tokens,
+                    )
                 )
-            )
     r.shuffle(jobs)
     return jobs
 

@@ -36,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
     pl.add_argument("--out", type=Path, required=True, help="folder for jobs + speakers")
     pl.add_argument("--limit", type=int, default=0, help="sentences per language (0 = all)")
     pl.add_argument("--seed", type=int, default=0)
+    pl.add_argument("--blends-en", type=int, default=28)
+    pl.add_argument("--blends-zh", type=int, default=16)
+    pl.add_argument("--exclude", default="", help="voices kept out of training (held out)")
+    pl.add_argument("--renderings", type=int, default=1, help="speakers per sentence")
     s = sub.add_parser("synth", help="render jobs with Kokoro into shards")
     s.add_argument("--plan", type=Path, required=True)
     s.add_argument("--model", type=Path, required=True)
@@ -82,12 +86,18 @@ def main(argv: list[str] | None = None) -> int:
         for lang in ("en", "zh"):
             lines = (a.text / f"{lang}.txt").read_text(encoding="utf-8").splitlines()
             texts[lang] = lines[: a.limit] if a.limit else lines
-        spk = corpus.make_speakers(load_voices(a.voices).keys(), seed=a.seed)
+        held = set(filter(None, a.exclude.split(",")))
+        spk = corpus.make_speakers(
+            [v for v in load_voices(a.voices) if v not in held],
+            blends_en=a.blends_en,
+            blends_zh=a.blends_zh,
+            seed=a.seed,
+        )
         a.out.mkdir(parents=True, exist_ok=True)
         (a.out / "speakers.json").write_text(
             json.dumps([dataclasses.asdict(x) for x in spk], indent=1)
         )
-        jobs = corpus.plan(texts, spk, seed=a.seed)
+        jobs = corpus.plan(texts, spk, seed=a.seed, renderings=a.renderings)
         corpus.save_jobs(jobs, a.out / "jobs.jsonl.xz")
         log.info("%d jobs, %d speakers", len(jobs), len(spk))
     elif a.step == "synth":

@@ -25,6 +25,7 @@ import json
 import re
 import sys
 import types
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,7 +61,7 @@ def _kokoro_package() -> Any:
     import kokoro.istftnet
     import kokoro.model
 
-    kokoro.istftnet.torch = _NoiselessTorch()  # type: ignore[attr-defined]
+    kokoro.istftnet.torch = _NoiselessTorch()
     return kokoro.model
 
 
@@ -189,7 +190,7 @@ def onnx_state_dict(onnx_path: Path) -> dict[str, torch.Tensor]:
             op = users[0][0].op_type if users else ""
             if op in ("MatMulInteger", "MatMul") and value.ndim == 2:
                 value = value.T  # MatMul's B is [in, out]; nn.Linear keeps [out, in]
-            out[key] = torch.from_numpy(np.ascontiguousarray(value, dtype=np.float32))
+            out[key] = torch.tensor(np.asarray(value, dtype=np.float32))
             continue
         if not users:
             continue
@@ -199,9 +200,9 @@ def onnx_state_dict(onnx_path: Path) -> dict[str, torch.Tensor]:
             continue
         module = _scope_to_module(node.name)
         if node.op_type in ("ConvInteger", "Conv", "ConvTranspose") and slot in (1, 3):
-            out[module + ".weight"] = torch.from_numpy(np.ascontiguousarray(value))
+            out[module + ".weight"] = torch.tensor(np.asarray(value, dtype=np.float32))
         elif node.op_type in ("MatMulInteger", "MatMul") and value.ndim == 2:
-            out[module + ".weight"] = torch.from_numpy(np.ascontiguousarray(value.T))
+            out[module + ".weight"] = torch.tensor(np.asarray(value.T, dtype=np.float32))
     for module, parts in lstm_parts.items():
         out.update(_lstm(module, parts[1], parts[2], parts[3]))
     return out
@@ -229,7 +230,11 @@ def load_kmodel(onnx_path: Path) -> torch.nn.Module:
     empty = Path(onnx_path).with_suffix(".empty.pth")
     if not empty.exists():
         torch.save({}, empty)
-    model: torch.nn.Module = km.KModel(repo_id="hexgrad/Kokoro-82M", config=cfg, model=str(empty))
+    with warnings.catch_warnings():  # the package's LSTM dropout and weight_norm notices
+        warnings.simplefilter("ignore")
+        model: torch.nn.Module = km.KModel(
+            repo_id="hexgrad/Kokoro-82M", config=cfg, model=str(empty)
+        )
     state = onnx_state_dict(onnx_path)
     _fold_weight_norm(model, state)
     own = model.state_dict()

@@ -117,7 +117,7 @@ def render(
     budget_s: float = 300.0,
     device: str = "cuda",
     prefix: str = "gpu",
-    shard_utts: int = 400,
+    shard_utts: int = 200,
 ) -> dict[str, Any]:
     """Render ``plan``'s jobs with ``workers`` processes until done or ``budget_s`` passes."""
     import multiprocessing as mp

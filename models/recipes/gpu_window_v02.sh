@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Voice model v0.2: one GPU lease = render a corpus on the GPU (Kokoro on torch) while
+# training on it (train --follow, warm start from the shipped checkpoint).
+#
+# Nothing large is committed: the corpus is made in the lease from the plan (token ids,
+# speakers, seed). The 92 MB Kokoro model travels xz-compressed in three parts over two
+# calls (64 MiB a call); the job then runs in the background (setsid) across calls, and
+# later calls only watch it and collect results.
+#
+# Developer machine (repo root):
+#   bash models/recipes/gpu_window_v02.sh prepare      # .gpujob/v02{a,b}/ (git-ignored)
+#   bash models/recipes/gpu_window_v02.sh hide         # move big tracked files out of the tree
+# Device calls, back to back (the machine goes back after 30 s idle):
+#   1. carry [".gpujob/v02a"]:  bash models/recipes/gpu_window_v02.sh stage a
+#   2. carry [".gpujob/v02b"]:  bash models/recipes/gpu_window_v02.sh stage b
+#   3. (restore models/acoustic first: `git checkout -- models/acoustic`)
+#      bash models/recipes/gpu_window_v02.sh start RENDER_S TRAIN_S
+#   4.. bash models/recipes/gpu_window_v02.sh watch SECONDS      (keeps the lease, reports)
+#   last: bash models/recipes/gpu_window_v02.sh collect WAIT_S   (checkpoint → $OUT in parts)
+# Afterwards: `git checkout -- models/corpus` restores what `hide` moved.
+set -uo pipefail
+cmd=${1:?prepare|hide|stage|start|watch|collect}
+W=/tmp/v02
+OUT=${OUT:-/tmp/out}
+case "$cmd" in
+prepare)
+  set -e
+  A=.gpujob/v02a; B=.gpujob/v02b; rm -rf "$A" "$B"; mkdir -p "$A/whl" "$B/plan"
+  K=${KOKORO_ONNX:-/tmp/kok/kokoro.onnx}
+  [ -f "$K.xz" ] || xz -9e -T2 -k -c "$K" > "$K.xz"
+  split -n 3 -d "$K.xz" "$A/k.xz."
+  mv "$A/k.xz.02" "$B/"
+  python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+    --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform manylinux2014_x86_64 -d "$A/whl" kokoro==0.9.4 loguru==0.7.3 soxr==1.1.0 \
+    kokoro-onnx==0.6.1 soundfile==0.13.1 cffi==2.0.0 pycparser==2.23
+  V=${KOKORO_VOICES:-/tmp/kjs/package/voices}
+  .venv/bin/python - "$V" "$B/plan" <<'PY'
+import sys, numpy as np
+from pathlib import Path
+from emostream.train.teacher import load_voices
+v = load_voices(Path(sys.argv[1]))
+keep = {k: x.astype(np.float16) for k, x in v.items() if k[:1] in "abz"}
+np.savez(Path(sys.argv[2]) / "voices.npz", **keep)
+print(len(keep), "voices")
+PY
+  .venv/bin/python -m emostream.train.corpus_cli plan --text "${TEXT_DIR:-.gpujob/v02text}" \
+    --voices "$V" --out "$B/plan" --seed 2 --blends-en 180 --blends-zh 100 \
+    --exclude "${HELD_OUT:-af_river,am_echo,bf_alice,bm_fable,zf_xiaoyi,zm_yunxia}" \
+    --renderings 2
+  du -sh "$A" "$B" ;;
+hide)
+  mkdir -p /tmp/v02-hidden
+  mv models/corpus/v1 models/corpus/plan models/acoustic /tmp/v02-hidden/ 2>/dev/null
+  du -sh --exclude=.git --exclude=.venv --exclude=node_modules . ;;
+stage)
+  part=${2:?a|b}
+  mkdir -p $W; cp .gpujob/v02$part/k.xz.* $W/
+  if [ "$part" = a ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+      --target $W/site .gpujob/v02a/whl/*.whl && echo "wheels ok"
+  else
+    cp -r .gpujob/v02b/plan $W/
+    cat $W/k.xz.00 $W/k.xz.01 $W/k.xz.02 | xz -d > $W/kokoro.onnx && rm $W/k.xz.*
+    sha256sum $W/kokoro.onnx | cut -c1-16
+  fi
+  nvidia-smi --query-gpu=name,driver_version,memory.used --format=csv,noheader; ls $W ;;
+start)
+  RENDER=${2:-900}; TRAIN=${3:-1300}
+  mkdir -p $W/logs; cp -r server $W/; cp models/acoustic/*.pt $W/init.pt
+  cp bench/kokoro_teacher.py $W/bench_kokoro.py
+  cat > $W/job.sh <<EOF
+export PYTHONPATH=$W/site:$W/server PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
+cd $W
+timeout 100 python3 bench_kokoro.py --plan plan --model kokoro.onnx --device cuda --n 16 \
+  --out logs/parity.json > logs/parity.log 2>&1
+python3 -m emostream.train.render_gpu --plan plan --model kokoro.onnx --out corpus \
+  --workers \${WORKERS:-12} --batch 16 --budget $RENDER > logs/render.log 2>&1 &
+while [ \$(ls corpus/*.npz.xz 2>/dev/null | wc -l) -lt 12 ]; do sleep 5; done
+python3 -m emostream.train.train --corpus corpus --out run --init init.pt --follow \
+  --budget $TRAIN --eval-every 500 --save-every 2000 > logs/train.log 2>&1
+echo done > logs/train.done
+EOF
+  setsid bash $W/job.sh > $W/logs/job.log 2>&1 < /dev/null &
+  sleep 150; tail -3 $W/logs/parity.log; tail -2 $W/logs/render.log; ls $W/corpus | wc -l
+  nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader ;;
+watch)
+  sleep "${2:-500}"
+  ls $W/corpus/*.npz.xz | wc -l; tail -2 $W/logs/render.log
+  tr '\r' '\n' < $W/logs/train.log | grep -E "eval|epoch|resumed|warm" | tail -4
+  tr '\r' '\n' < $W/logs/train.log | tail -1
+  nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader
+  mkdir -p "$OUT"; cp $W/logs/parity.json $W/corpus/*summary.json $W/corpus/manifest.json "$OUT"/ 2>/dev/null; true ;;
+collect)
+  end=$(( $(date +%s) + ${2:-300} ))
+  while [ ! -f $W/logs/train.done ] && [ $(date +%s) -lt $end ]; do sleep 5; done
+  mkdir -p "$OUT"
+  cp $W/logs/parity.json $W/corpus/*summary.json $W/corpus/manifest.json $W/run/summary-*.json "$OUT"/ 2>/dev/null
+  tr '\r' '\n' < $W/logs/train.log | grep -vE "it/s\]$" | tail -40 > "$OUT/train.log"
+  tail -20 $W/logs/render.log > "$OUT/render.log"
+  [ -f $W/run/model_fp16.pt ] && split -b 15M $W/run/model_fp16.pt "$OUT/model_fp16.pt."
+  ls -la "$OUT" ;;
+esac
