@@ -7,7 +7,9 @@ One symbol table covers both languages:
 * English: espeak-ng IPA, one symbol per Unicode code point (NFD), stress marks included, as
   produced by the espeak-ng bridge that ships with ``piper-tts``;
 * Mandarin: pinyin initials and toneless finals (``zh:b``, ``zh:ang``...), the tone (1-5, 5 is
-  neutral) carried by a separate feature on the final, from ``pypinyin`` over ``jieba`` words.
+  neutral) carried by a separate feature on the final, from :mod:`emostream.text.mandarin`
+  (number reading, context polyphones, tone sandhi, erhua); an erhua syllable adds ``zh:_r``
+  after its final (teacher text ``ɻ``; the final's teacher IPA loses its -n/-i coda).
 
 Every unit also knows its *teacher text*: the Kokoro-82M input characters it stands for. The
 teacher corpus feeds Kokoro the concatenation of teacher texts, so Kokoro's per-token durations
@@ -24,8 +26,11 @@ import unicodedata
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
+
+from emostream.text.mandarin import Latin, MandarinFrontEnd, Punct
+from emostream.text.mandarin import prepare as prepare_mandarin
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +61,11 @@ ZH_FINALS: tuple[str, ...] = (
     "v", "ve", "van", "vn", "ii", "iii", "_m", "_n", "_ng", "ê",
 )  # fmt: skip
 
+# Appended after the first release (ids of earlier symbols must not move).
+ZH_APPENDED: tuple[str, ...] = ("_r",)  # erhua rhotic suffix
+ERHUA = "_r"
+_ERHUA_TEACHER = "ɻ"
+
 _ZERO_INITIAL = {
     "yi": "i", "ya": "ia", "ye": "ie", "yao": "iao", "you": "iou", "yan": "ian", "yin": "in",
     "yang": "iang", "ying": "ing", "yong": "iong", "yo": "io",
@@ -84,6 +94,7 @@ class SymbolTable:
     def __init__(self) -> None:
         symbols: list[str] = [PAD, BOS, EOS, SPACE, *PUNCTUATION, *ENGLISH_IPA]
         symbols += [zh_symbol(s) for s in ZH_INITIALS + ZH_FINALS]
+        symbols += [zh_symbol(s) for s in ZH_APPENDED]
         self.symbols: tuple[str, ...] = tuple(symbols)
         self._ids = {s: i for i, s in enumerate(self.symbols)}
         if len(self._ids) != len(self.symbols):
@@ -189,6 +200,7 @@ class G2P:
     def __init__(self, *, english_voice: str = "en-us", table: SymbolTable = SYMBOLS) -> None:
         self.english_voice = english_voice
         self.table = table
+        self._zh = MandarinFrontEnd()
 
     # -- resources -------------------------------------------------------------------
     @cached_property
@@ -198,30 +210,25 @@ class G2P:
         return EspeakPhonemizer()
 
     @cached_property
-    def _jieba_cut(self) -> Callable[[str], list[str]]:
-        with warnings.catch_warnings():  # jieba imports the deprecated pkg_resources
-            warnings.simplefilter("ignore")
-            import jieba
-
-        jieba.setLogLevel(logging.WARNING)
-        return jieba.lcut  # type: ignore[no-any-return]
-
-    @cached_property
     def _pinyin_to_ipa(self) -> Callable[[str], list[str]]:
         with warnings.catch_warnings():  # misaki.zh imports jieba (pkg_resources)
             warnings.simplefilter("ignore")
             from misaki.transcription import pinyin_to_ipa
             from misaki.zh import ZHG2P
 
+        @lru_cache(maxsize=4096)  # ~1,300 toned syllables; misaki's lookup dominates G2P time
+        def cached(syllable: str) -> tuple[str, ...]:
+            return tuple(ZHG2P.retone(p) for p in pinyin_to_ipa(syllable)[0])
+
         def convert(syllable: str) -> list[str]:
-            return [ZHG2P.retone(p) for p in pinyin_to_ipa(syllable)[0]]
+            return list(cached(syllable))
 
         return convert
 
     # -- front-end -------------------------------------------------------------------
     def __call__(self, text: str) -> PhonemeSequence:
         units: list[Unit] = [Unit(BOS)]
-        for is_zh, chunk in _script_runs(text):
+        for is_zh, chunk in _script_runs(prepare_mandarin(text)):
             body = self._mandarin(chunk) if is_zh else self._english(chunk)
             if not body:
                 continue
@@ -258,28 +265,23 @@ class G2P:
         return Unit(ch, teacher=ch)
 
     def _mandarin(self, text: str) -> list[Unit]:
-        from pypinyin import Style, lazy_pinyin
-
-        text = _zh_numbers(text)
         for src, dst in _ZH_PUNCT.items():
             text = text.replace(src, dst)
         out: list[Unit] = []
-        for word in self._jieba_cut(text):
-            word = word.strip()
-            if not word:
-                continue
-            if not _CJK.search(word):
-                out.extend(self._punct(c) for c in word if c in PUNCTUATION)
-                if any(c.isalpha() for c in word):
-                    out.extend(self._english(word))
-                continue
-            if out and out[-1].symbol != SPACE:
-                out.append(Unit(SPACE, teacher=" "))
-            for syl in lazy_pinyin(word, style=Style.TONE3, neutral_tone_with_five=True):
-                out.extend(self._syllable(syl))
+        for seg in self._zh(text):
+            if isinstance(seg, Punct):
+                if seg.mark in PUNCTUATION:
+                    out.append(self._punct(seg.mark))
+            elif isinstance(seg, Latin):
+                out.extend(self._english(seg.text))
+            else:
+                if out and out[-1].symbol != SPACE:
+                    out.append(Unit(SPACE, teacher=" "))
+                for syl in seg.syllables:
+                    out.extend(self._syllable(syl.plain, erhua=syl.erhua))
         return out
 
-    def _syllable(self, syl: str) -> list[Unit]:
+    def _syllable(self, syl: str, *, erhua: bool = False) -> list[Unit]:
         try:
             initial, final, tone = split_pinyin(syl)
         except ValueError:
@@ -293,7 +295,12 @@ class G2P:
         if zh_symbol(final) not in self.table:
             log.warning("unknown Mandarin final %r in %r", final, syl)
             return units
-        units.append(Unit(zh_symbol(final), lang=LANG_ZH, tone=tone, teacher="".join(ipa)))
+        final_ipa = "".join(ipa)
+        if erhua:  # the rhotic replaces an -n / -i coda (wanr [waɻ], kuair [kʰwaɻ])
+            final_ipa = re.sub(r"(?<=.)(n|i)(?=[→↗↓↘]?$)", "", final_ipa)
+        units.append(Unit(zh_symbol(final), lang=LANG_ZH, tone=tone, teacher=final_ipa))
+        if erhua:
+            units.append(Unit(zh_symbol(ERHUA), lang=LANG_ZH, tone=tone, teacher=_ERHUA_TEACHER))
         return [u for u in units if u.teacher]
 
 
@@ -324,11 +331,3 @@ def _script_runs(text: str) -> Iterable[tuple[bool, str]]:
         else:
             runs.append((zh, chunk))
     return runs
-
-
-def _zh_numbers(text: str) -> str:
-    if not re.search(r"\d", text):
-        return text
-    import cn2an
-
-    return str(cn2an.transform(text, "an2cn"))

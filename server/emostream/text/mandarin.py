@@ -1,0 +1,790 @@
+"""Mandarin text → spoken syllables (sans-I/O; ``jieba``/``pypinyin`` load lazily).
+
+The pipeline, one phrase (text between punctuation marks) at a time:
+
+1. :func:`prepare` (whole mixed text, before the script split): full-width digits/letters fold
+   to ASCII; numbers *in Mandarin context* are spelt in hanzi the way they are read (see
+   :func:`_read_numbers`); ``hhh`` becomes 哈哈哈; all-capital Latin acronyms are spaced into
+   letters (``APP`` → ``A P P``; espeak otherwise reads some as words).
+2. Segmentation with ``jieba``; pinyin with ``pypinyin`` (its phrase dictionary is trusted for
+   the polyphones it covers), then :data:`WORDS` (a small, hand-checked override table: common
+   neutral-tone words pypinyin gives full tones, and the polyphone words it gets wrong), then
+   context rules for single-character polyphones that no dictionary phrase covered.
+3. Erhua: a suffix 儿 merges into the syllable before it (``wan2 er2`` → ``wanr2``).
+4. Tone sandhi on the surface tones: third tone by word structure (cyclic, inner constituent
+   first, then across words left to right inside a phrase), 一 and 不, neutral tones.
+
+Digits whose 一 must never undergo sandhi (years, codes, ordinals, dates, clock hours,
+non-initial digits of a number) are written with the variant character 弌, read ``yi1``.
+
+On the test table in ``tests/text/test_mandarin.py`` (255 cases) the previous front end
+(cn2an + jieba + ``lazy_pinyin``, no sandhi, no context rules) got 139 cases wrong.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import pairwise
+from typing import Any
+
+FROZEN_YI = "弌"  # 一 read yi1 whatever follows (digit readings)
+
+_HAN = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_HAN_RE = re.compile(f"[{_HAN}]")
+_CJK_PUNCT = set("，。、！？：；“”‘’《》「」『』【】（）…—～·")
+_LATIN = re.compile(r"[A-Za-z][A-Za-z'’\-]*(?: +[A-Za-z][A-Za-z'’\-]*)*")
+
+# ---------------------------------------------------------------------------------------
+# Output types
+
+
+@dataclass
+class Syllable:
+    """One spoken syllable: toneless pinyin ``base`` (``"wan"``), surface ``tone`` (1-5)."""
+
+    base: str
+    tone: int
+    char: str = ""
+    erhua: bool = False
+    late_neutral: bool = False  # neutral after third-tone sandhi (想想 xiang2 xiang5)
+    frozen: bool = False  # no 一/不 sandhi
+
+    @property
+    def plain(self) -> str:
+        """Toned pinyin without the erhua marker (what ``pinyin_to_ipa`` understands)."""
+        return f"{self.base}{self.tone}"
+
+    def __str__(self) -> str:
+        return f"{self.base}{'r' if self.erhua else ''}{self.tone}"
+
+
+@dataclass
+class Word:
+    text: str
+    syllables: list[Syllable] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Latin:
+    text: str
+
+
+@dataclass(frozen=True)
+class Punct:
+    mark: str
+
+
+Segment = Word | Latin | Punct
+
+# ---------------------------------------------------------------------------------------
+# Number reading
+
+_DIGITS = "零一二三四五六七八九"
+_MEASURES_2 = (
+    "分钟", "小时", "公斤", "公里", "千克", "星期", "礼拜", "块钱", "毫升", "厘米", "毫米",
+    "美元", "欧元", "英镑", "日元", "港元", "摄氏度",
+)  # fmt: skip
+_MEASURES_1 = set(
+    "个位只本张条件块次天年岁斤米分秒倍辆台部家种元杯碗瓶双对口名份篇首支把间座棵朵头匹片"
+    "套项节门届周回遍趟场盘粒颗封句段声步排笔组克吨升群批样类所架艘幅副顿阵角毛度层人"
+)
+_CODE_WORDS = re.compile(
+    r"(电话|手机|号码|编号|房间|房号|车次|航班|密码|验证码|邮编|尾号|工号|学号|账号|QQ|分机|门牌|热线|拨打)"
+)
+_SLANG = re.compile(r"6{3,}|23{2,}|886")
+_EMERGENCY = {"110", "119", "120", "122", "114"}
+_CURRENCY = {"¥": "元", "$": "美元", "€": "欧元", "£": "英镑"}
+_UNITS = {"km": "公里", "kg": "公斤", "cm": "厘米", "mm": "毫米", "ml": "毫升", "℃": "摄氏度",
+          "°C": "摄氏度", "°": "度"}  # fmt: skip
+
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_NUMERIC = re.compile(
+    rf"""
+    (?P<date>(?<!\d)\d{{4}}[-/.]\d{{1,2}}[-/.]\d{{1,2}}(?![\d.]))
+  | (?P<phone>(?<!\d)(?:\d{{3,4}}-\d{{7,8}}|\d{{3}}-\d{{4}}-\d{{4}})(?!\d))
+  | (?P<time>(?<!\d)(?P<h>\d{{1,2}}):(?P<m>\d{{2}})(?::(?P<s>\d{{2}}))?(?!\d))
+  | (?P<ratio>(?<!\d)(?P<ra>\d+):(?P<rb>\d+)(?!\d))
+  | (?P<vs>(?<!\d)(?P<va>\d+)(?P<v>[vV])(?P<vb>\d+)(?!\d))
+  | (?P<frac>(?<![\d/])(?P<fa>\d+)/(?P<fb>\d+)(?![\d/]))
+  | (?P<range>(?<![\d.])(?P<r1>{_NUM})\s*[-~～—–至](?P<r2>{_NUM})(?P<rpct>%?)(?![\d]))
+  | (?P<atom>(?<![A-Za-z0-9.])(?P<sign>[-+−])?(?P<cur>[¥$€£])?(?P<num>{_NUM})(?P<pct>%)?
+       (?P<unit>km|kg|cm|mm|ml|℃|°C|°)?(?![\d]))
+  | (?P<bare>\d+)
+    """,
+    re.VERBOSE,
+)
+
+
+def _freeze(s: str) -> str:
+    return s.replace("一", FROZEN_YI)
+
+
+def digits(number: str, *, yao: bool = False) -> str:
+    """Digit-by-digit reading; ``yao`` reads 1 as 幺 (phone numbers and codes)."""
+    one = "幺" if yao else FROZEN_YI
+    return "".join(one if d == "1" else _DIGITS[int(d)] for d in number if d.isdigit())
+
+
+def cardinal(value: int, *, liang: bool = False, sandhi_one: bool = True) -> str:
+    """Read an integer as a quantity: 2026 → 两千零二十六, 110 → 一百一十, 10 → 十.
+
+    ``liang``: the number stands before a measure word, so a bare 2 is 两. A leading 2
+    before 千/万/亿 is always 两, before 百 too (两百). Only a leading 一 followed by a unit
+    (一百, 一千, 一万) or a measure word keeps ordinary 一 (sandhi applies); every other 一
+    is frozen as yi1.
+    """
+    if value < 0:
+        return "负" + cardinal(-value, liang=liang, sandhi_one=sandhi_one)
+    if value == 0:
+        return "零"
+    if value >= 10**16:
+        return digits(str(value))
+
+    def below_10k(n: int, lead: bool) -> str:
+        out: list[str] = []
+        zero = False
+        for power, unit in ((3, "千"), (2, "百"), (1, "十"), (0, "")):
+            d = (n // 10**power) % 10
+            if d == 0:
+                zero = bool(out)
+                continue
+            if zero:
+                out.append("零")
+                zero = False
+            first = lead and not out
+            if d == 2 and (unit == "千" or (first and unit == "百")):
+                out.append("两" + unit)
+            elif d == 1 and unit == "十" and first:
+                out.append("十")  # 10-19 at the start: 十五, 十万
+            else:
+                out.append(_DIGITS[d] + unit)
+        return "".join(out)
+
+    groups: list[tuple[int, str]] = []
+    rest = value
+    for unit in ("", "万", "亿", "万亿"):
+        groups.append((rest % 10_000, unit))
+        rest //= 10_000
+        if not rest:
+            break
+    groups.reverse()
+    text = ""
+    for i, (g, unit) in enumerate(groups):
+        if g == 0:
+            continue
+        if text and (g < 1000 or groups[i - 1][0] == 0):
+            text += "零"
+        part = below_10k(g, lead=not text)
+        if not text and g == 2 and unit:
+            part = "两"
+        text += part + unit
+    text = re.sub("零+", "零", text).rstrip("零") or "零"
+    if value == 2 and liang:
+        text = "两"
+    # freeze every 一 but a leading one before a unit / measure word
+    head, tail = text[0], text[1:]
+    if head == "一" and (tail[:1] in ("百", "千", "万", "亿") or (not tail and sandhi_one)):
+        return head + _freeze(tail)
+    return _freeze(text)
+
+
+def _decimal(num: str, *, liang: bool = False, sandhi_one: bool = True) -> str:
+    num = num.replace(",", "")
+    whole, _, frac = num.partition(".")
+    if frac:
+        return cardinal(int(whole), sandhi_one=False) + "点" + digits(frac)
+    return cardinal(int(whole), liang=liang, sandhi_one=sandhi_one)
+
+
+def _measure_after(text: str, pos: int) -> bool:
+    """A measure word or a magnitude (万, 千...) follows: 2 reads 两, 1 keeps its sandhi."""
+    rest = text[pos : pos + 3].lstrip()
+    return bool(rest) and (
+        rest[0] in _MEASURES_1 or rest[0] in "百千万亿" or rest.startswith(_MEASURES_2)
+    )
+
+
+def _read_int(num: str, text: str, start: int, end: int) -> str:
+    """An integer in context (years, months, ordinals, codes, slang, quantities)."""
+    after = text[end : end + 2]
+    before = text[max(0, start - 8) : start]
+    measure = _measure_after(text, end)
+    if before.endswith("第"):
+        return _freeze(cardinal(int(num)))
+    if len(num) > 1 and num[0] == "0":
+        return digits(num, yao=True)
+    if after.startswith("年") and len(num) == 4:
+        return digits(num)
+    if after.startswith("月") and 1 <= int(num) <= 12:
+        return _freeze(cardinal(int(num)))
+    if after[:1] in ("日", "号", "楼", "路") and int(num) <= 31:
+        return _freeze(cardinal(int(num)))
+    if after.startswith("点") and int(num) <= 24:
+        return _freeze(cardinal(int(num), liang=True))
+    if not measure and (_SLANG.fullmatch(num) or num in _EMERGENCY):
+        return digits(num, yao=num in _EMERGENCY)
+    long_code = len(num) >= 11 or (len(num) >= 7 and int(num) % 1000 != 0)
+    if (
+        long_code
+        or _CODE_WORDS.search(before)
+        or _CODE_WORDS.match(after + text[end + 2 : end + 4])
+    ):
+        return digits(num, yao=True)
+    return cardinal(int(num), liang=measure, sandhi_one=measure)
+
+
+def _read_match(m: re.Match[str]) -> str:
+    text, start, end = m.string, m.start(), m.end()
+    kind = m.lastgroup
+    g = m.group
+    if kind == "date":
+        y, mo, d = re.split(r"[-/.]", g("date"))
+        if 1 <= int(mo) <= 12 and 1 <= int(d) <= 31:
+            return f"{digits(y)}年{_freeze(cardinal(int(mo)))}月{_freeze(cardinal(int(d)))}日"
+        return digits(g("date"), yao=True)
+    if kind == "phone":
+        return digits(g("phone"), yao=True)
+    if kind == "time":
+        h, mi, s = int(g("h")), int(g("m")), g("s")
+        if h <= 24 and mi < 60:
+            out = _freeze(cardinal(h, liang=True)) + "点"
+            if mi:
+                out += ("零" if mi < 10 else "") + _freeze(cardinal(mi))
+                out += "分" if s else ""
+            if s and int(s):
+                out += ("" if mi else "零") + _freeze(cardinal(int(s))) + "秒"
+            return out
+        return f"{_freeze(cardinal(h))}比{_freeze(cardinal(mi))}"
+    if kind == "ratio":
+        return f"{_freeze(cardinal(int(g('ra'))))}比{_freeze(cardinal(int(g('rb'))))}"
+    if kind == "vs":
+        return f"{_freeze(cardinal(int(g('va'))))}{g('v').upper()}{_freeze(cardinal(int(g('vb'))))}"
+    if kind == "frac":
+        return f"{_freeze(cardinal(int(g('fb'))))}分之{_freeze(cardinal(int(g('fa'))))}"
+    if kind == "range":
+        a, b = g("r1"), g("r2")
+        if g("rpct"):
+            return f"百分之{_decimal(a)}到百分之{_decimal(b)}"
+        year = text[end : end + 1] == "年" and len(a) == len(b) == 4
+        if year:
+            return f"{digits(a)}到{digits(b)}"
+        measure = _measure_after(text, end)
+        return f"{_decimal(a, liang=measure)}到{_decimal(b, liang=measure)}"
+    if kind == "atom":
+        num, sign, cur, pct, unit = g("num"), g("sign"), g("cur"), g("pct"), g("unit")
+        prefix = {"+": "加", "-": "负", "−": "负"}.get(sign or "", "")
+        if pct:
+            return prefix + "百分之" + _decimal(num)
+        if cur:
+            amount = num.rstrip("0").rstrip(".") if "." in num else num
+            return prefix + _decimal(amount, liang=True) + _CURRENCY[cur]
+        if unit:
+            return prefix + _decimal(num, liang=True) + _UNITS[unit]
+        if "." in num or "," in num:
+            return prefix + _decimal(num, liang=_measure_after(text, end))
+        if prefix:
+            return prefix + _freeze(cardinal(int(num)))
+        return _read_int(num, text, start, end)
+    return digits(g(0))
+
+
+def _zh_context(text: str, start: int, end: int) -> bool:
+    """Is ``text[start:end]`` read in Mandarin? The nearer letter on either side decides."""
+
+    def nearest(indices: range) -> tuple[int, bool | None]:
+        for dist, i in enumerate(indices):
+            c = text[i]
+            if _HAN_RE.match(c) or c == FROZEN_YI:
+                return dist, True
+            if c in _CJK_PUNCT and dist == 0:
+                return dist, True
+            if c.isascii() and c.isalpha():
+                return dist, False
+        return len(text), None
+
+    ld, left = nearest(range(start - 1, -1, -1))
+    rd, right = nearest(range(end, len(text)))
+    if left is None and right is None:
+        return True
+    if right is None or (left is not None and ld <= rd):
+        return bool(left)
+    return bool(right)
+
+
+def _read_numbers(text: str) -> str:
+    def repl(m: re.Match[str]) -> str:
+        if not _zh_context(m.string, m.start(), m.end()):
+            return m.group(0)
+        return _read_match(m)
+
+    return _NUMERIC.sub(repl, text)
+
+
+_FULLWIDTH = {c: chr(ord(c) - 0xFEE0) for c in map(chr, range(0xFF10, 0xFF1A))}
+_FULLWIDTH |= {c: chr(ord(c) - 0xFEE0) for c in map(chr, range(0xFF21, 0xFF3B))}
+_FULLWIDTH |= {c: chr(ord(c) - 0xFEE0) for c in map(chr, range(0xFF41, 0xFF5B))}
+_FULLWIDTH |= {"％": "%", "＋": "+", "￥": "¥", "＄": "$", "－": "-", "／": "/"}
+_FW_BETWEEN_DIGITS = re.compile(r"(?<=\d)[：．～](?=\d)")
+_HAHA = re.compile(r"(?<![A-Za-z])[hH]{2,}(?![A-Za-z])")
+_ACRONYM = re.compile(r"(?<![A-Za-z])([A-Z]{2,5})(?![A-Za-z])")
+_SPOKEN_AS_WORD = {"OK"}
+
+
+def prepare(text: str, *, force: bool = False) -> str:
+    """Normalise mixed text for the Mandarin front end (see the module docstring).
+
+    Text without hanzi is left alone (espeak reads it) unless ``force``.
+    """
+    if not force and not _HAN_RE.search(text):
+        return text
+    text = "".join(_FULLWIDTH.get(c, c) for c in text)
+    text = _FW_BETWEEN_DIGITS.sub(lambda m: {"：": ":", "．": ".", "～": "~"}[m.group(0)], text)
+    if re.search(r"\d", text):
+        text = _read_numbers(text)
+
+    def haha(m: re.Match[str]) -> str:
+        if not _zh_context(m.string, m.start(), m.end()):
+            return m.group(0)
+        return "哈哈" if len(m.group(0)) == 2 else "哈哈哈"
+
+    def spell(m: re.Match[str]) -> str:
+        word = m.group(1)
+        if word in _SPOKEN_AS_WORD or not _zh_context(m.string, m.start(), m.end()):
+            return word
+        return " ".join(word)
+
+    text = _HAHA.sub(haha, text)
+    return _ACRONYM.sub(spell, text)
+
+
+# ---------------------------------------------------------------------------------------
+# Lexicon: words whose reading we set ourselves (toned pinyin, 5 = neutral)
+
+WORDS: dict[str, str] = {
+    # neutral-tone words pypinyin's phrase dictionary gives with full tones
+    "东西": "dong1 xi5", "知道": "zhi1 dao5", "朋友": "peng2 you5", "时候": "shi2 hou5",
+    "喜欢": "xi3 huan5", "衣服": "yi1 fu5", "漂亮": "piao4 liang5", "明白": "ming2 bai5",
+    "告诉": "gao4 su5", "休息": "xiu1 xi5", "意思": "yi4 si5", "先生": "xian1 sheng5",
+    "事情": "shi4 qing5", "清楚": "qing1 chu5", "认识": "ren4 shi5", "舒服": "shu1 fu5",
+    "麻烦": "ma2 fan5", "客气": "ke4 qi5", "消息": "xiao1 xi5", "名字": "ming2 zi5",
+    "地方": "di4 fang5", "月亮": "yue4 liang5", "聪明": "cong1 ming5", "耳朵": "er3 duo5",
+    "眼睛": "yan3 jing5", "豆腐": "dou4 fu5", "窗户": "chuang1 hu5", "头发": "tou2 fa5",
+    "太阳": "tai4 yang5", "商量": "shang1 liang5", "学生": "xue2 sheng5", "故事": "gu4 shi5",
+    "生意": "sheng1 yi5", "热闹": "re4 nao5", "暖和": "nuan3 huo5", "凉快": "liang2 kuai5",
+    "姑娘": "gu1 niang5", "丈夫": "zhang4 fu5", "大夫": "dai4 fu5", "钥匙": "yao4 shi5",
+    "玻璃": "bo1 li5", "打算": "da3 suan5", "记得": "ji4 de5", "晚上": "wan3 shang5",
+    "早上": "zao3 shang5", "那么": "na4 me5", "这么": "zhe4 me5", "怎么": "zen3 me5",
+    "多么": "duo1 me5", "厉害": "li4 hai5", "脑袋": "nao3 dai5", "嘴巴": "zui3 ba5",
+    "尾巴": "wei3 ba5", "老实": "lao3 shi5", "收拾": "shou1 shi5", "欺负": "qi1 fu5",
+    "力气": "li4 qi5", "运气": "yun4 qi5", "脾气": "pi2 qi5", "骨头": "gu3 tou5",
+    "舌头": "she2 tou5", "枕头": "zhen3 tou5", "指头": "zhi3 tou5", "护士": "hu4 shi5",
+    "师傅": "shi1 fu5", "亲戚": "qin1 qi5", "糊涂": "hu2 tu5", "马虎": "ma3 hu5",
+    "招呼": "zhao1 hu5", "打扮": "da3 ban5", "吩咐": "fen1 fu5", "媳妇": "xi2 fu5",
+    "规矩": "gui1 ju5", "衣裳": "yi1 shang5", "行李": "xing2 li5", "庄稼": "zhuang1 jia5",
+    "葡萄": "pu2 tao5", "黄瓜": "huang2 gua5", "芝麻": "zhi1 ma5", "狐狸": "hu2 li5",
+    "骆驼": "luo4 tuo5", "蘑菇": "mo2 gu5", "喇叭": "la3 ba5", "风筝": "feng1 zheng5",
+    "点心": "dian3 xin5", "下巴": "xia4 ba5", "本事": "ben3 shi5", "折腾": "zhe1 teng5",
+    "琢磨": "zuo2 mo5", "觉得": "jue2 de5", "便宜": "pian2 yi5", "部分": "bu4 fen5",
+    "对不起": "dui4 bu4 qi3", "来不及": "lai2 bu4 ji2", "了不起": "liao3 bu4 qi3",
+    "受不了": "shou4 bu4 liao3", "差不多": "cha4 bu4 duo1", "看不见": "kan4 bu4 jian4",
+    "舍不得": "she3 bu4 de5", "怪不得": "guai4 bu4 de5", "听不懂": "ting1 bu4 dong3",
+    # polyphones pypinyin reads wrongly in these words
+    "流血": "liu2 xue4", "献血": "xian4 xue4", "数一数": "shu3 yi1 shu3",
+    "长得": "zhang3 de5", "重来": "chong2 lai2", "重做": "chong2 zuo4", "午觉": "wu3 jiao4",
+    "得分": "de2 fen1", "教我": "jiao1 wo3", "朝南": "chao2 nan2", "种花": "zhong4 hua1",
+    "种菜": "zhong4 cai4", "音乐会": "yin1 yue4 hui4", "睡一觉": "shui4 yi1 jiao4",
+    "一行人": "yi1 xing2 ren2", "好学": "hao4 xue2", "干活儿": "gan4 huo2 er2",
+    "哪里": "na3 li5", "那里": "na4 li5", "这里": "zhe4 li5", "还给": "huan2 gei3",
+}  # fmt: skip
+
+# these V不C / 不-words keep 不 neutral (lexicalised potential complements)
+_BU_NEUTRAL = {
+    "对不起",
+    "来不及",
+    "了不起",
+    "受不了",
+    "差不多",
+    "看不见",
+    "舍不得",
+    "怪不得",
+    "听不懂",
+}
+# late neutral: third-tone sandhi applies first, then the syllable is neutral (哪里 ná li)
+_LATE_NEUTRAL_WORDS = {"哪里", "那里", "这里"}
+
+_PARTICLES = set("的了吗呢吧啊呀嘛啦哦喔哇呐")
+_KINSHIP = set("妈爸哥姐弟妹爷奶叔姑舅伯婆公姥嫂")
+_AA_VERBS = set("看说试听想走谈问谢聊等找写读学玩尝算猜摸闻坐歇练逛洗笑跑跳查数讲瞧动转")
+_ZI_FULL = {
+    "孔子", "孟子", "老子", "庄子", "荀子", "墨子", "原子", "电子", "分子", "质子", "中子",
+    "离子", "粒子", "因子", "男子", "女子", "君子", "瓜子", "莲子", "棋子", "太子", "天子",
+    "王子", "公子", "弟子", "游子", "学子", "才子", "量子", "光子", "精子", "卵子", "孢子",
+}  # fmt: skip
+_ER_FULL = {
+    "女儿", "婴儿", "孤儿", "健儿", "幼儿", "胎儿", "男儿", "少儿", "宠儿", "患儿", "育儿",
+    "混血儿", "新生儿", "儿", "早产儿", "弃儿", "托儿",
+}  # fmt: skip
+
+_NUMERAL_CHARS = set("一二两三四五六七八九十百千万几每这那哪半弌幺")
+_SUBJECTS = {"我", "你", "他", "她", "它", "我们", "你们", "他们", "她们", "咱们", "大家", "谁",
+             "就", "还", "也", "都", "总", "可", "又", "真", "非", "必须", "总得", "肯定"}  # fmt: skip
+
+
+def _split_toned(syl: str) -> tuple[str, int]:
+    m = re.fullmatch(r"([a-zêü]+)([1-5])", syl)
+    if m is None:
+        raise ValueError(f"not a toned pinyin syllable: {syl!r}")
+    return m.group(1).replace("ü", "v"), int(m.group(2))
+
+
+# ---------------------------------------------------------------------------------------
+# Context rules for single-character polyphones (no dictionary phrase covered them)
+
+
+def _single_char_reading(
+    ch: str, prev: str, nxt: str, prev_word: str, next_word: str, *, alone: bool, initial: bool
+) -> str | None:
+    """Toned pinyin for a polyphone no dictionary phrase covered, or None for pypinyin's.
+
+    ``alone``: the character is a jieba word by itself; ``initial``: it starts its word.
+    """
+    if ch == "得":
+        if initial and not alone:
+            return None  # 得到, 得分: pypinyin's dé
+        verb_next = (
+            next_word and _HAN_RE.match(next_word[0]) and next_word[0] not in "了到过着的分奖"
+        )
+        if alone and prev_word in _SUBJECTS and next_word[:1] in ("了", "到"):
+            return "de2"  # 我得了第一名: got
+        if alone and prev_word in _SUBJECTS and verb_next:
+            return "dei3"  # 你得去: must
+        return "de5"
+    if ch == "地":
+        if not initial:
+            return None
+        counted = prev_word[:1] in ("这", "那", "哪", "每", "某") and prev_word[-1:] in _MEASURES_1
+        noun_before = counted or prev_word[-1:] in "土草此各本外该田满场这那"
+        if len(prev_word) >= 2 and next_word and not noun_before:
+            return "de5"  # 高兴地说, 慢慢地走: adverbial particle
+        return "di4" if alone else None
+    if ch == "长":
+        return "zhang3" if nxt and nxt in "大高胖出成满得" else "chang2"
+    if ch == "还":
+        if prev in "没不要得去来想借快先早" or prev_word in ("没有", "已经", "按时", "准时"):
+            return "huan2" if not nxt or nxt not in "是在有要会没不很" else "hai2"
+        return None
+    if ch == "重":
+        return "chong2" if nxt and nxt in "新复来做写装" else None
+    if ch == "觉":
+        return "jiao4" if prev and prev in "睡一午" else None
+    if ch == "只":
+        return "zhi1" if prev and prev in _NUMERAL_CHARS else "zhi3"
+    if ch == "行":
+        if prev and prev in _NUMERAL_CHARS - set("这那每") and (not nxt or nxt not in "人"):
+            return "hang2"
+        return None
+    if ch == "为":
+        return "wei2" if prev and prev in "成作认以称视变选" else None
+    if ch == "着":
+        return "zhao2" if prev and prev in "睡找猜够" else "zhe5" if alone else None
+    if ch == "数":
+        return "shu3" if alone else None
+    if ch == "教":
+        return "jiao1" if alone else None
+    if ch == "种":
+        return "zhong4" if nxt and nxt in "树花地菜田草" else None
+    if ch == "中":
+        return "zhong4" if prev and prev in "打猜考射选击命" else None
+    if ch == "干":
+        if not alone:
+            return None
+        if nxt and nxt in "什嘛啥活事完得过不吗":
+            return "gan4"
+        if prev and prev in "很太真挺晒吹烘风变弄":
+            return "gan1"
+        return None
+    if ch == "少":
+        return "shao4" if nxt and nxt in "年女爷" else None
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# Tone sandhi
+
+
+def _sandhi_33(syls: list[Syllable]) -> None:
+    """3-3 → 2-3 over one flat constituent, left to right (我很好 → wo2 hen2 hao3)."""
+    for a, b in pairwise(syls):
+        if a.tone == 3 and b.tone == 3:
+            a.tone = 2
+
+
+def _word_structure(word: str, is_word: Callable[[str], bool]) -> list[int]:
+    """Constituent lengths of a word for cyclic third-tone sandhi (展览|馆, 小|老鼠)."""
+    n = len(word)
+    if n <= 2:
+        return [n]
+    if n == 3:
+        if is_word(word[:2]):
+            return [2, 1]
+        if is_word(word[1:]):
+            return [1, 2]
+        return [2, 1]
+    if n == 4:
+        return [2, 2]
+    return [2, *_word_structure(word[2:], is_word)]
+
+
+def _cyclic_33(word_syls: list[Syllable], parts: list[int]) -> None:
+    """Inner constituents first, then the junctions between them, left to right."""
+    chunks: list[list[Syllable]] = []
+    pos = 0
+    for n in parts:
+        chunk = word_syls[pos : pos + n]
+        pos += n
+        _sandhi_33(chunk)
+        chunks.append(chunk)
+    for left, right in pairwise(chunks):
+        if left and right and left[-1].tone == 3 and right[0].tone == 3:
+            left[-1].tone = 2
+
+
+def _next_tone(flat: list[Syllable], i: int) -> int | None:
+    return flat[i + 1].tone if i + 1 < len(flat) else None
+
+
+def _yi_bu(flat: list[Syllable]) -> None:
+    """一 and 不 sandhi on a phrase; reduplication (看一看, 是不是) makes them neutral."""
+    for i, s in enumerate(flat):
+        if s.frozen or s.char not in ("一", "不"):
+            continue
+        prev = flat[i - 1] if i > 0 else None
+        nxt = flat[i + 1] if i + 1 < len(flat) else None
+        redup = (
+            prev
+            and nxt
+            and prev.char == nxt.char
+            and prev.char not in ("一", "不")
+            and prev.char not in _MEASURES_1  # 一个一个 is counting, not V一V
+        )
+        if redup and _HAN_RE.match(prev.char if prev else ""):  # 看一看, 是不是
+            s.tone = 5
+            continue
+        nt = _next_tone(flat, i)
+        if s.char == "一":
+            digit_next = nxt is not None and nxt.char in "十零二三四五六七八九弌"
+            if nt is None or digit_next or (prev is not None and prev.char == "第"):
+                s.tone = 1
+            elif nt == 4 or (nt == 5 and nxt is not None and nxt.char in ("个", "下")):
+                s.tone = 2
+            elif nt in (1, 2, 3):
+                s.tone = 4
+            else:
+                s.tone = 1
+        else:
+            s.tone = 2 if nt == 4 else 4 if s.tone != 5 else 5
+
+
+class MandarinFrontEnd:
+    """Mandarin text → :class:`Segment` list (words of syllables, Latin runs, punctuation)."""
+
+    @cached_property
+    def _cut(self) -> Callable[[str], list[str]]:
+        with warnings.catch_warnings():  # jieba imports the deprecated pkg_resources
+            warnings.simplefilter("ignore")
+            import jieba
+
+        jieba.setLogLevel(logging.WARNING)
+        return jieba.lcut  # type: ignore[no-any-return]
+
+    @cached_property
+    def _jieba_words(self) -> Any:
+        self._cut("初始化")
+        import jieba
+
+        return jieba.dt.FREQ
+
+    @cached_property
+    def _pypinyin(self) -> tuple[Callable[..., list[str]], Any, dict[str, Any], Any]:
+        from pypinyin import Style, lazy_pinyin
+        from pypinyin.constants import PHRASES_DICT
+        from pypinyin.seg.mmseg import seg
+
+        return lazy_pinyin, Style.TONE3, PHRASES_DICT, seg
+
+    def _is_word(self, text: str) -> bool:
+        return bool(self._jieba_words.get(text)) or text in self._pypinyin[2]
+
+    # -- public ----------------------------------------------------------------------
+    def __call__(self, text: str) -> list[Segment]:
+        out: list[Segment] = []
+        for kind, chunk in _chunks(text):
+            if kind == "han":
+                out.extend(self._phrase(chunk))
+            elif kind == "latin":
+                out.append(Latin(chunk))
+            elif kind == "digits":
+                out.extend(self._phrase(digits(chunk)))
+            else:
+                out.extend(Punct(c) for c in chunk if not c.isspace())
+        return out
+
+    # -- one phrase (CJK run) --------------------------------------------------------
+    def _phrase(self, text: str) -> list[Word]:
+        words = [Word(w) for w in self._cut(text) if w.strip()]
+        for i, w in enumerate(words):
+            prev_word = words[i - 1].text if i else ""
+            next_word = words[i + 1].text if i + 1 < len(words) else ""
+            w.syllables = self._word_syllables(w.text, prev_word, next_word)
+        self._neutral_and_erhua(words)
+        self._third_tone(words)
+        flat = [s for w in words for s in w.syllables]
+        _yi_bu(flat)
+        for s in flat:
+            if s.late_neutral:
+                s.tone = 5
+        return [w for w in words if w.syllables]
+
+    def _word_syllables(self, word: str, prev_word: str, next_word: str) -> list[Syllable]:
+        lazy_pinyin, tone3, phrases, seg = self._pypinyin
+        if word in WORDS:
+            syls = [Syllable(*_split_toned(p), char=c) for p, c in zip(WORDS[word].split(), word)]
+            if word in _LATE_NEUTRAL_WORDS:
+                syls[-1].tone, syls[-1].late_neutral = 3, True
+            return syls
+        out: list[Syllable] = []
+        parts = [word] if word in phrases else list(seg.cut(word))
+        pos = 0
+        for part in parts:
+            readings = lazy_pinyin(part, style=tone3, neutral_tone_with_five=True)
+            single = len(part) == 1
+            for j, (ch, py) in enumerate(zip(part, readings)):
+                k = pos + j
+                if ch == FROZEN_YI:
+                    out.append(Syllable("yi", 1, char="一", frozen=True))
+                    continue
+                if single:
+                    prev = word[k - 1] if k else (prev_word[-1:] or "")
+                    nxt = word[k + 1] if k + 1 < len(word) else (next_word[:1] or "")
+                    pw = word[:k] if k else prev_word
+                    nw = word[k + 1 :] if k + 1 < len(word) else next_word
+                    alone, initial = len(word) == 1, k == 0
+                    py = (
+                        _single_char_reading(ch, prev, nxt, pw, nw, alone=alone, initial=initial)
+                        or py
+                    )
+                try:
+                    base, tone = _split_toned(py)
+                except ValueError:
+                    continue  # not a hanzi pypinyin knows
+                out.append(Syllable(base, tone, char=ch))
+            pos += len(part)
+        # 行 counted by a numeral is a row (三行字, 第三行) even where a phrase says xíng
+        for k, s in enumerate(out[1:], 1):
+            if s.char == "行" and out[k - 1].char in "二两三四五六七八九十几百":
+                nxt = word[k + 1 : k + 2] if len(out) == len(word) else ""
+                if nxt not in ("人", "动"):
+                    s.base, s.tone = "hang", 2
+        return out
+
+    def _neutral_and_erhua(self, words: list[Word]) -> None:
+        for i, w in enumerate(words):
+            syls, text = w.syllables, w.text
+            if not syls:
+                continue
+            # 一 and 不 back to their citation tones (the dictionary has some sandhi baked in)
+            for s in syls:
+                if s.char == "一" and not s.frozen:
+                    s.tone = 1
+                elif s.char == "不" and not (text in _BU_NEUTRAL and s.tone == 4):
+                    s.tone = 4
+            if text in _BU_NEUTRAL:
+                for s in syls:
+                    if s.char == "不":
+                        s.late_neutral = True
+            if len(text) == 1 and text in _PARTICLES and i > 0:
+                syls[0].tone = 5
+            if len(text) >= 2 and text[-1] == "们":
+                syls[-1].tone = 5
+            if len(text) >= 2 and text[-1] == "子" and text not in WORDS:
+                if text in _ZI_FULL:
+                    syls[-1].tone = 3
+                elif text not in self._pypinyin[2]:
+                    syls[-1].tone = 5
+            if len(text) == 2 and text[0] == text[1] and len(syls) == 2:
+                if text[0] in _KINSHIP:
+                    syls[1].tone = 5
+                elif text[0] in _AA_VERBS:
+                    if syls[0].tone == 3:
+                        syls[1].late_neutral = True
+                    else:
+                        syls[1].tone = 5
+            # erhua: 儿 after a syllable, unless it is a word of its own (女儿, 婴儿)
+            self._erhua(words, i)
+
+    def _erhua(self, words: list[Word], i: int) -> None:
+        w = words[i]
+        syls = w.syllables
+        if not syls or syls[-1].char != "儿":
+            return
+        if len(syls) >= 2 and w.text not in _ER_FULL and w.text[-2:] not in _ER_FULL:
+            host = syls[-2]
+            host.erhua = True
+            del syls[-1]
+        elif len(syls) == 1 and i > 0 and words[i - 1].syllables:
+            prev = words[i - 1]
+            if (prev.text[-1:] + "儿") not in _ER_FULL and prev.text not in _ER_FULL:
+                prev.syllables[-1].erhua = True
+                syls.clear()
+
+    def _third_tone(self, words: list[Word]) -> None:
+        live = [w for w in words if w.syllables]
+        for w in live:
+            if len(w.syllables) == len(w.text):
+                _cyclic_33(w.syllables, _word_structure(w.text, self._is_word))
+            else:
+                _sandhi_33(w.syllables)
+        for left, right in pairwise(live):
+            a, b = left.syllables[-1], right.syllables[0]
+            if a.tone == 3 and b.tone == 3:
+                a.tone = 2
+
+
+def _chunks(text: str) -> Iterator[tuple[str, str]]:
+    """Split into ("han" | "latin" | "digits" | "other", chunk) runs."""
+    for m in re.finditer(rf"([{_HAN}]+)|({_LATIN.pattern})|(\d+)|([^{_HAN}A-Za-z\d]+)", text):
+        if m.group(1):
+            yield "han", m.group(1)
+        elif m.group(2):
+            yield "latin", m.group(2)
+        elif m.group(3):
+            yield "digits", m.group(3)
+        else:
+            yield "other", m.group(0)
+
+
+_DEFAULT: MandarinFrontEnd | None = None
+
+
+def default_front_end() -> MandarinFrontEnd:
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = MandarinFrontEnd()
+    return _DEFAULT
+
+
+def pinyin_of(text: str) -> list[str]:
+    """Spoken form of ``text`` as toned pinyin (``"wanr2"`` for erhua); Latin letters/words
+    are kept as written (acronyms split into letters), punctuation dropped."""
+    out: list[str] = []
+    for seg in default_front_end()(prepare(text, force=True)):
+        if isinstance(seg, Word):
+            out.extend(str(s) for s in seg.syllables)
+        elif isinstance(seg, Latin):
+            out.extend(seg.text.split())
+    return out
