@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
 
+from emostream.text.english import normalize_english
 from emostream.text.mandarin import Latin, MandarinFrontEnd, Punct
 from emostream.text.mandarin import prepare as prepare_mandarin
 
@@ -244,7 +245,7 @@ class G2P:
         if not re.search(r"[A-Za-z0-9]", text):
             return [self._punct(c) for c in text if c in PUNCTUATION]
         out: list[Unit] = []
-        for sentence in self._espeak.phonemize(self.english_voice, text):
+        for sentence in self._espeak.phonemize(self.english_voice, normalize_english(text)):
             if out and out[-1].symbol != SPACE:
                 out.append(Unit(SPACE, teacher=" "))
             for ch in sentence:

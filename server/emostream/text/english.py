@@ -1,0 +1,91 @@
+"""English text normalisation before espeak-ng: the readings espeak gets wrong in chat text.
+
+espeak-ng reads plain numbers, ordinals, percentages and most abbreviations well, so this
+module only rewrites what it reads badly, into forms it reads well (digits stay digits):
+
+* money: ``$5`` → ``5 dollars`` (espeak: "dollar five"), ``$3.50`` → ``3 dollars 50``,
+  ``€20`` → ``20 euros``, ``£1`` → ``1 pound``, ``$2.5M`` → ``2.5 million dollars``;
+* clock times: ``9:05`` → ``9 oh 5`` (espeak: "nine zero five"), ``9:00`` → ``9 o'clock``;
+* ranges and scores: ``10-15`` → ``10 to 15`` (espeak: "ten dash fifteen"), ``3-2`` the same;
+* phone-like digit groups (``555-0123``, ``+1 415 555 0199``): digit by digit, groups
+  separated by commas;
+* years after a preposition (``in 2026`` → ``in 20 26``, ``since 1905`` → ``since 19 oh 5``):
+  espeak otherwise says "two thousand twenty six".
+
+Pure functions; the G2P calls :func:`normalize_english` on every Latin-script run.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CURRENCY = {"$": ("dollar", "dollars"), "€": ("euro", "euros"), "£": ("pound", "pounds")}
+_SCALE = {"k": "thousand", "K": "thousand", "m": "million", "M": "million", "b": "billion",
+          "B": "billion", "bn": "billion"}  # fmt: skip
+
+_MONEY = re.compile(r"([$€£])\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{1,2}))?(bn|[kKmMbB])?\b")
+_TIME = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)\b")
+_PHONE = re.compile(r"(?<![\w.])(\+?\d{1,3}[ -])?(\d{3}[ -]\d{3,4}(?:[ -]\d{4})?)(?![\w.])")
+_RANGE = re.compile(r"\b(\d+(?:\.\d+)?)\s?[-–]\s?(\d+(?:\.\d+)?)\b")
+_YEAR = re.compile(
+    r"\b(in|since|from|until|till|by|of|around|before|after|year|back in)\s+"
+    r"(1[1-9]\d\d|20\d\d)(s?)\b",
+    re.IGNORECASE,
+)
+
+
+def _money(m: re.Match[str]) -> str:
+    one, many = _CURRENCY[m.group(1)]
+    whole = m.group(2).replace(",", "")
+    cents, scale = m.group(3), m.group(4)
+    if scale:
+        amount = whole + (f".{cents}" if cents else "")
+        return f"{amount} {_SCALE[scale]} {many}"
+    unit = one if whole == "1" else many
+    if cents and int(cents):
+        return f"{whole} {unit} {int(cents.ljust(2, '0'))}"
+    return f"{whole} {unit}"
+
+
+def _time(m: re.Match[str]) -> str:
+    hour, minute = int(m.group(1)), int(m.group(2))
+    if minute == 0:
+        return f"{hour} o'clock"
+    if minute < 10:
+        return f"{hour} oh {minute}"
+    return f"{hour} {minute}"
+
+
+def _digits(group: str) -> str:
+    return " ".join(c for c in group if c.isdigit())
+
+
+def _phone(m: re.Match[str]) -> str:
+    parts = [p for p in re.split(r"[ -]", (m.group(1) or "") + m.group(2)) if p]
+    spoken = []
+    for p in parts:
+        spoken.append(("plus " if p.startswith("+") else "") + _digits(p))
+    return ", ".join(spoken)
+
+
+def _year(m: re.Match[str]) -> str:
+    year, plural = m.group(2), m.group(3)
+    head, tail = year[:2], year[2:]
+    if year.startswith("20") and int(tail) < 10:  # 2000-2009: "two thousand five"
+        return f"{m.group(1)} {year}{plural}"
+    if tail == "00":
+        spoken = f"{head} hundred"
+    elif tail.startswith("0"):
+        spoken = f"{head} oh {tail[1]}"
+    else:
+        spoken = f"{head} {tail}"
+    return f"{m.group(1)} {spoken}{plural}"
+
+
+def normalize_english(text: str) -> str:
+    """Rewrite money, clock times, ranges, phone numbers and years for espeak-ng."""
+    text = _MONEY.sub(_money, text)
+    text = _TIME.sub(_time, text)
+    text = _PHONE.sub(_phone, text)
+    text = _RANGE.sub(lambda m: f"{m.group(1)} to {m.group(2)}", text)
+    return _YEAR.sub(_year, text)

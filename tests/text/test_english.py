@@ -1,0 +1,38 @@
+import pytest
+
+from emostream.text.english import normalize_english
+
+CASES = [
+    ("It costs $5.", "It costs 5 dollars."),
+    ("Only $1 today", "Only 1 dollar today"),
+    ("It costs $3.50 today.", "It costs 3 dollars 50 today."),
+    ("That's $2.5M!", "That's 2.5 million dollars!"),
+    ("We raised $1,200 so far", "We raised 1200 dollars so far"),
+    ("I paid €20 and £15.", "I paid 20 euros and 15 pounds."),
+    ("It was $10.00 flat", "It was 10 dollars flat"),
+    ("Meet at 9:05 pm.", "Meet at 9 oh 5 pm."),
+    ("It is 9:00.", "It is 9 o'clock."),
+    ("Meet at 12:30.", "Meet at 12 30."),
+    ("Stream starts at 20:15", "Stream starts at 20 15"),
+    ("We need 10-15 people.", "We need 10 to 15 people."),
+    ("They won 3-2!", "They won 3 to 2!"),
+    ("Pages 4–7", "Pages 4 to 7"),
+    ("Call 555-0123 now.", "Call 5 5 5, 0 1 2 3 now."),
+    ("Call +1 415 555 0199", "Call plus 1, 4 1 5, 5 5 5, 0 1 9 9"),
+    ("In 2026 we won.", "In 20 26 we won."),
+    ("since 1905", "since 19 oh 5"),
+    ("back in the 1990s", "back in the 1990s"),
+    ("Back in 1990s style", "Back in 19 90s style"),
+    ("in 2005 it began", "in 2005 it began"),
+    ("by 1800", "by 18 hundred"),
+    ("We have 2026 fans", "We have 2026 fans"),
+    ("Up 30% today.", "Up 30% today."),
+    ("Version 2.5 is out", "Version 2.5 is out"),
+    ("The 1st and 2nd place.", "The 1st and 2nd place."),
+    ("Hello there!", "Hello there!"),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), CASES)
+def test_normalize_english(text: str, want: str) -> None:
+    assert normalize_english(text) == want
