@@ -11,7 +11,7 @@ DEV=0
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 apt_pkgs=(libopus0 libsndfile1)
-[ $DEV -eq 1 ] && apt_pkgs+=(redis-server pocketsphinx-testdata chromium nodejs npm)
+[ $DEV -eq 1 ] && apt_pkgs+=(redis-server pocketsphinx-testdata alsa-utils codec2-examples asterisk-core-sounds-en-wav chromium nodejs npm)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

