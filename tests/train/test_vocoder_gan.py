@@ -1,0 +1,141 @@
+"""GAN distillation trainer of the light vocoder, on CPU with a tiny V1 stand-in."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from emostream.models.hifigan import HifiGan, HifiGanConfig
+from emostream.models.lite_vocoder import LiteVocoder
+from emostream.train import corpus
+from emostream.train.vocoder_gan import GanConfig, ShardPool, dequantize, held_windows, train
+
+V1 = Path(__file__).resolve().parents[2] / "models" / "corpus" / "v1"
+TINY = GanConfig(
+    batch=2,
+    segment_frames=8,
+    context=4,
+    warmup_steps=2,
+    held_utterances=3,
+    held_frames=8,
+    mpd_channels=(4, 8),
+    mrd_channels=4,
+    eval_every=3,
+    save_every=100,
+    log_every=1,
+    generator={"dim": 32, "intermediate": 64, "blocks": 2},
+)
+
+
+@pytest.fixture(autouse=True)
+def one_thread() -> Iterator[None]:
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def records(n: int, skip: int = 0) -> list[corpus.Record]:
+    shard = min(V1.glob("*.npz.xz"))
+    out = []
+    for u in itertools.islice(corpus.read_shard(shard), skip, skip + n):
+        out.append(
+            corpus.Record(
+                u.utt,
+                u.lang,
+                u.text,
+                u.speaker,
+                u.ids,
+                u.tones,
+                u.langs,
+                u.durations,
+                u.mel,
+                u.f0,
+                u.energy,
+            )
+        )
+    return out
+
+
+@pytest.fixture(scope="module")
+def tiny_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("corpus")
+    corpus.write_shard(records(10), out / "shard-000.npz.xz", preset=1)
+    return out
+
+
+def stand_in() -> HifiGan:
+    """A small random HiFi-GAN V1 (same interface as the real teacher)."""
+    torch.manual_seed(123)
+    return HifiGan(HifiGanConfig(upsample_initial_channel=32)).eval()
+
+
+def test_pool_follow_and_windows(tmp_path: Path) -> None:
+    corpus.write_shard(records(5), tmp_path / "a.npz.xz", preset=1)
+    pool = ShardPool(tmp_path, held=2)
+    assert pool.poll() == 3 and len(pool.held_out) == 2
+    assert pool.poll() == 0
+    corpus.write_shard(records(4, skip=5), tmp_path / "b.npz.xz", preset=1)
+    (tmp_path / "c.tmp").write_bytes(b"half-written")  # not a shard yet
+    assert pool.poll() == 4 and len(pool) == 7
+    assert pool.frames == sum(r.mel.shape[0] for r in records(9)[2:])
+    rng = np.random.default_rng(0)
+    win = pool.sample(rng, 6, 20, 5)
+    assert win.shape == (6, 30, 80) and win.dtype == np.uint8
+    # Silence padding where a window runs past the utterance (short utterance, far context).
+    held = held_windows([np.full((3, 80), 200, np.uint8)], 8, 4)
+    assert held.shape == (1, 16, 80)
+    assert (held[0, :4] == 0).all() and (held[0, 4:7] == 200).all() and (held[0, 7:] == 0).all()
+    mel = dequantize(torch.from_numpy(held))
+    assert mel.shape == (1, 80, 16)
+    assert torch.allclose(mel[0, :, 0], torch.full((80,), math.log(1e-5)), atol=1e-5)
+
+
+def test_trains_resumes_and_warm_starts(tiny_corpus: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    first = train(tiny_corpus, run, max_steps=4, gc=TINY, device="cpu", teacher=stand_in())
+    assert first["step"] == 4 and first["gan_from"] == 2  # warm-up, then the GAN
+    assert {"d", "adv", "fm", "mel", "stft"} <= set(first["losses"])
+    assert all(math.isfinite(v) for v in first["losses"].values())
+    assert all(math.isfinite(v) for v in first["eval"].values())
+    assert first["held_segments"] == 3 and first["train_utterances"] == 7
+    for name in ("last.pt", "lite_vocoder_fp16.pt", "summary-0000004.json"):
+        assert (run / name).exists(), name
+    assert json.loads((run / "summary-0000004.json").read_text())["step"] == 4
+    state = torch.load(run / "last.pt", map_location="cpu", weights_only=False)
+    assert {"gen", "disc", "opt_g", "opt_d"} <= set(state) and state["opt_d"]["state"]
+
+    # Resumed, not restarted: same weights (the held-out distance at the start of the new
+    # run is the one at the end of the last), step and phase carry on.
+    second = train(tiny_corpus, run, max_steps=6, gc=TINY, device="cpu", teacher=stand_in())
+    assert second["step"] == 6 and second["steps_this_run"] == 2 and second["gan_from"] == 2
+    assert second["history"][0]["step"] == 4
+    assert second["history"][0]["mel_l1"] == pytest.approx(first["eval"]["mel_l1"], rel=1e-5)
+
+    # Warm start of the generator alone from the shipped fp16 file.
+    shipped = run / "lite_vocoder_fp16.pt"
+    assert LiteVocoder.load(shipped).config.dim == 32
+    third = train(
+        tiny_corpus, tmp_path / "next", max_steps=7, gc=TINY, device="cpu",
+        init=shipped, teacher=stand_in(),
+    )  # fmt: skip
+    assert third["step"] == 7 and third["steps_this_run"] == 1
+    assert third["history"][0]["mel_l1"] == pytest.approx(second["eval"]["mel_l1"], rel=2e-2)
+
+
+def test_warmup_learns(tiny_corpus: Path, tmp_path: Path) -> None:
+    """A few dozen generator-only steps bring the student closer to the teacher."""
+    gc = GanConfig(**{**TINY.__dict__, "warmup_steps": 1000, "eval_every": 1000, "lr": 2e-3})
+    out = train(tiny_corpus, tmp_path, max_steps=40, gc=gc, device="cpu", teacher=stand_in())
+    assert out["gan_from"] == -1
+    start, end = out["history"][0], out["history"][-1]
+    assert end["step"] == 40
+    assert end["mel_l1"] < 0.8 * start["mel_l1"]
+    assert end["mr_stft"] < start["mr_stft"]
