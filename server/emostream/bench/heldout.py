@@ -36,9 +36,10 @@ asterisk_allison    asterisk-core-sounds-en-wav: /usr/share/asterisk/      CC-BY
                     Allison Smith, 8 kHz)
 ==================  ===================================================  ==================
 
-Distinctness was checked with the d-vector judge (half of each source against the other half of
-every other, 2026-12-03): the largest cross-speaker cosine among these eight is 0.65
-(codec2_ve9qrp vs codec2_ka9q), each speaker's own halves 0.84-0.99 (ps_cards' 1-s clips aside).
+Distinctness is checked with the d-vector judge (:func:`distinctness`,
+``python -m emostream.bench.heldout``; each speaker's conditioning audio against every speaker's
+judge audio, 2026-12-03): same speaker 0.78-0.97, other speakers at most 0.64
+(codec2_ve9qrp vs codec2_ka9q, two radio amateurs on an HF channel).
 Sources left out: codec2 ``vk5qi`` (0.86 against ``ve9qrp``: the judge hears the HF channel more
 than the person), ``hts2``/``f2400`` (0.72-0.78 against Allison), ``vk2tpm_004`` and ``david4``
 (Whisper finds no speech), Asterisk's es-MX prompts (also Allison Smith) and fr-CA (0.88 against
@@ -268,3 +269,39 @@ def margin_summary(
         f"mean margin >= {min_margin}",
         "criterion_met": len(done) >= 8 and wins >= min_wins and mean_margin >= min_margin,
     }
+
+
+def distinctness(
+    speakers: Sequence[RealSpeaker] = REAL_SPEAKERS,
+    embed: Callable[[FloatArray], FloatArray] | None = None,
+) -> dict[str, Any]:
+    """d-vector cosine of each speaker's conditioning audio against every speaker's judge audio:
+    the diagonal is the same person, the rest must stay clearly lower."""
+    if embed is None:
+        from emostream.bench.dvector import DVectorJudge
+
+        embed = DVectorJudge().embed
+    names, cond, ref = [], [], []
+    for spk in speakers:
+        if spk.available():
+            c, r = speaker_audio(spk)
+            names.append(spk.name)
+            cond.append(embed(c))
+            ref.append(embed(r))
+    matrix = [[round(float(np.dot(a, b)), 3) for b in ref] for a in cond]
+    n = len(names)
+    off = [(matrix[i][j], names[i], names[j]) for i in range(n) for j in range(n) if i != j]
+    worst = max(off) if off else (float("nan"), "", "")
+    return {
+        "speakers": names,
+        "cond_vs_judge": matrix,
+        "same_speaker_min": min(matrix[i][i] for i in range(n)) if n else float("nan"),
+        "other_speaker_max": worst[0],
+        "other_speaker_max_pair": list(worst[1:]),
+    }
+
+
+if __name__ == "__main__":  # python -m emostream.bench.heldout: the distinctness check
+    import json
+
+    print(json.dumps(distinctness(), indent=1))
