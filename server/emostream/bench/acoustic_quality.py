@@ -125,6 +125,12 @@ class OwnModel:
         self.acoustic_s = 0.0
         self.vocoder_s = 0.0
 
+    def encodable(self, text: str) -> bool:
+        """Whether every phoneme symbol of ``text`` has a row in the checkpoint's symbol table
+        (the front end's table grows; v0.1 predates e.g. the Mandarin erhua symbol)."""
+        rows = getattr(getattr(self.model, "symbol_emb", None), "num_embeddings", None)
+        return rows is None or max(self.g2p(text).ids(), default=0) < rows
+
     def _decode(self, mel: FloatArray) -> FloatArray:
         with self.torch.no_grad():
             out = self.vocoder(self.torch.from_numpy(mel)[None]).reshape(-1).numpy()
@@ -161,7 +167,10 @@ class Teacher:
         self.vocab, self.g2p = kokoro_vocab(), G2P()
         self.table = load_voices(voices)
         self._blend = blend
-        specs = json.loads(plan.read_text(encoding="utf-8"))
+        if plan.exists():
+            specs = json.loads(plan.read_text(encoding="utf-8"))
+        else:  # no corpus plan here: the stock voices alone
+            specs = [{"name": k, "weights": {k: 1.0}} for k in self.table]
         self.styles = {
             s["name"]: blend(self.table, s["weights"])
             for s in specs
@@ -586,7 +595,13 @@ def main(argv: list[str] | None = None) -> int:
     if a.heldout:
         from emostream.bench.heldout import TRAIN_VOICES, heldout_texts
 
-        en_texts, zh_texts = heldout_texts("en", a.en_texts), heldout_texts("zh", a.zh_texts)
+        en_texts, zh_texts = heldout_texts("en"), heldout_texts("zh")
+        report["texts_not_encodable"] = {
+            lang: [t for t in texts if not own.encodable(t)]
+            for lang, texts in (("en", en_texts), ("zh", zh_texts))
+        }
+        en_texts = [t for t in en_texts if own.encodable(t)][: a.en_texts]
+        zh_texts = [t for t in zh_texts if own.encodable(t)][: a.zh_texts]
         assert teacher is not None
         report["heldout_speakers"] = {}
         for lang, spk in (("en", en_speakers), ("zh", zh_speakers)):
