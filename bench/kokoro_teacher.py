@@ -60,7 +60,7 @@ def main() -> int:
             {
                 "utt": job.utt,
                 "lang": job.lang,
-                "tokens": len(job.tokens),
+                "tokens": len(ref.token_frames),  # with the two pads
                 "tokens_same_frames": int((d == 0).sum()),
                 "max_frame_diff": int(np.abs(d).max()),
                 "total_frames": [int(ref.token_frames.sum()), int(own.token_frames.sum())],

@@ -66,16 +66,17 @@ stage)
   fi
   nvidia-smi --query-gpu=name,driver_version,memory.used --format=csv,noheader; ls $W ;;
 start)
-  RENDER=${2:-900}; TRAIN=${3:-1300}
-  mkdir -p $W/logs; cp -r server $W/; cp models/acoustic/*.pt $W/init.pt
+  RENDER=${2:-800}; TRAIN=${3:-1200}
+  mkdir -p $W/logs $W/models; cp -r server $W/; cp -r models/speaker_encoder $W/models/
+  cp models/acoustic/*.pt $W/init.pt
   cp bench/kokoro_teacher.py $W/bench_kokoro.py
   cat > $W/job.sh <<EOF
 export PYTHONPATH=$W/site:$W/server PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
 cd $W
-timeout 100 python3 bench_kokoro.py --plan plan --model kokoro.onnx --device cuda --n 16 \
-  --out logs/parity.json > logs/parity.log 2>&1
 python3 -m emostream.train.render_gpu --plan plan --model kokoro.onnx --out corpus \
   --workers \${WORKERS:-12} --batch 16 --budget $RENDER > logs/render.log 2>&1 &
+timeout 150 python3 bench_kokoro.py --plan plan --model kokoro.onnx --device cuda --n 16 \
+  --out logs/parity.json > logs/parity.log 2>&1 &
 while [ \$(ls corpus/*.npz.xz 2>/dev/null | wc -l) -lt 12 ]; do sleep 5; done
 python3 -m emostream.train.train --corpus corpus --out run --init init.pt --follow \
   --budget $TRAIN --eval-every 500 --save-every 2000 > logs/train.log 2>&1
