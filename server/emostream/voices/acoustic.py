@@ -29,8 +29,8 @@ from emostream.voices.base import EMOTIONS, Controls, Latent, VoiceInfo
 Decoder = Callable[[npt.NDArray[np.float32]], npt.NDArray[np.float32]]
 
 FAMILY = "emostream-fs2"
-CHECKPOINT = "acoustic/emostream-fs2-v0.1-fp16.pt"
-SPEAKERS = "corpus/v1/speakers.npz"
+CHECKPOINT = "acoustic/emostream-fs2-v0.2-fp16.pt"
+SPEAKERS = "acoustic/speakers-v0.2.npz"  # mean GE2E per training speaker
 CONTROLS = ("speed", "pitch_shift", "energy", "emotion", "speaker")
 
 
@@ -191,7 +191,7 @@ class AcousticFamily:
                 name,
                 emb,
                 language=speaker_language(name),
-                description=f"EmoStream FS2 v0.1, teacher speaker {name}",
+                description=f"EmoStream FS2 v0.2, teacher speaker {name}",
             )
             for name, emb in sorted(self.speakers.items())
         ]
