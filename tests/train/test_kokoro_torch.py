@@ -34,18 +34,21 @@ def _cases() -> list[tuple[list[int], np.ndarray]]:
     return [([vocab[c] for c in g2p(s).teacher_text], voices[v]) for v, s in SENTENCES]
 
 
-@pytest.mark.slow
-def test_durations_f0_and_mel_match_the_onnx_teacher(teachers: tuple[object, object]) -> None:
+def _logmel(audio24k: np.ndarray) -> np.ndarray:
+    import soxr
+
     from emostream.models.mel import magnitude_spectrogram, mel_filterbank
     from emostream.train import corpus
 
-    onnx_t, torch_t = teachers
-    import soxr
+    a = soxr.resample(audio24k, 24000, corpus.MEL.sample_rate).astype(np.float32)
+    mag = magnitude_spectrogram(a, corpus.MEL)
+    return np.log(np.maximum(mel_filterbank(corpus.MEL) @ mag, 1e-5))
 
-    def logmel(a: np.ndarray) -> np.ndarray:
-        a = soxr.resample(a, 24000, corpus.MEL.sample_rate).astype(np.float32)
-        mag = magnitude_spectrogram(a, corpus.MEL)
-        return np.log(np.maximum(mel_filterbank(corpus.MEL) @ mag, 1e-5))
+
+@pytest.mark.slow
+def test_durations_f0_and_mel_match_the_onnx_teacher(teachers: tuple[object, object]) -> None:
+    onnx_t, torch_t = teachers
+    logmel = _logmel
 
     for tokens, style in _cases():
         ref = onnx_t(tokens, style)  # type: ignore[operator]
@@ -68,6 +71,9 @@ def test_batch_equals_one_by_one(teachers: tuple[object, object]) -> None:
     for (tokens, style), b in zip(cases, together):
         alone = torch_t(tokens, style)  # type: ignore[operator]
         assert np.array_equal(alone.token_frames, b.token_frames)
-        err = alone.audio - b.audio  # padding moves the text side by float rounding only
-        snr = 10 * np.log10(np.sum(alone.audio**2) / max(float(np.sum(err**2)), 1e-20))
-        assert snr > 30, snr
+        # Padding moves the text side by float rounding only; the harmonic source integrates
+        # F0 into phase, so compare F0 and spectra rather than samples.
+        assert len(alone.audio) == len(b.audio)
+        assert np.abs(alone.f0 - b.f0).mean() < 0.5  # Hz
+        mel_a, mel_b = _logmel(alone.audio), _logmel(b.audio)
+        assert np.abs(mel_a - mel_b).mean() < 0.05
