@@ -3,7 +3,7 @@
 Deliberately light: espeak-ng already reads English numbers, dates and most symbols,
 so this module fixes what trips segmentation and phonemisers: control characters,
 odd whitespace, full-width ASCII, ellipses and a few symbols espeak reads badly.
-Mandarin digits are spelt out in hanzi (``digits_to_hanzi``) for models that read pinyin.
+Mandarin numbers are read in context by :mod:`emostream.text.mandarin`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ _SYMBOLS = {
     "^": " ",
     "`": "",
 }
-_HANZI_DIGITS = "零一二三四五六七八九"
 
 
 def has_cjk(text: str) -> bool:
@@ -50,60 +49,3 @@ def normalize(text: str) -> str:
         text = "".join(_SYMBOLS.get(ch, ch) for ch in text)
         text = _SPACES.sub(" ", text)
     return text
-
-
-def digits_to_hanzi(number: str) -> str:
-    """Read an integer string in Mandarin: ``"2026"`` → ``"两千零二十六"``-style reading.
-
-    Handles up to 99,999,999; longer strings are read digit by digit.
-    """
-    if not number.isdigit():
-        raise ValueError(f"not a digit string: {number!r}")
-    value = int(number)
-    if len(number) > 8 or (len(number) > 1 and number[0] == "0"):
-        return "".join(_HANZI_DIGITS[int(d)] for d in number)
-    if value == 0:
-        return "零"
-
-    def below_10k(n: int) -> str:
-        units = ["", "十", "百", "千"]
-        out: list[str] = []
-        zero = False
-        for i in range(3, -1, -1):
-            d = (n // 10**i) % 10
-            if d == 0:
-                zero = bool(out)
-                continue
-            if zero:
-                out.append("零")
-                zero = False
-            out.append(_HANZI_DIGITS[d] + units[i])
-        return "".join(out)
-
-    high, low = divmod(value, 10_000)
-    text = ""
-    if high:
-        text = below_10k(high) + "万"
-        if 0 < low < 1000:
-            text += "零"
-    if low:
-        text += below_10k(low)
-    if text.startswith("一十"):
-        text = text[1:]
-    return text
-
-
-_ZH_NUMBER = re.compile(r"\d+(?:\.\d+)?")
-
-
-def spell_zh_numbers(text: str) -> str:
-    """Replace Arabic numerals in Mandarin text with their hanzi reading."""
-
-    def repl(m: re.Match[str]) -> str:
-        whole, _, frac = m.group(0).partition(".")
-        out = digits_to_hanzi(whole)
-        if frac:
-            out += "点" + "".join(_HANZI_DIGITS[int(d)] for d in frac)
-        return out
-
-    return _ZH_NUMBER.sub(repl, text)
