@@ -1,5 +1,6 @@
-"""Kokoro on torch against the int8 ONNX teacher on the same tokens and style (CPU twin of
-the GPU parity run in ``bench/kokoro_teacher.py``)."""
+"""Kokoro on torch against the int8 ONNX teacher on the same tokens and style: on CPU (CI)
+and, where a GPU exists, on CUDA (the teacher the training windows use; the larger GPU run
+is ``bench/kokoro_teacher.py``)."""
 
 from pathlib import Path
 
@@ -13,15 +14,29 @@ SENTENCES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def teachers(tmp_path_factory: pytest.TempPathFactory) -> tuple[object, object]:
+def _cuda() -> bool:
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except ImportError:
+        return False
+
+
+@pytest.fixture(
+    scope="module",
+    params=["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not _cuda(), reason="no GPU"))],
+)
+def teachers(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[object, object]:
     pytest.importorskip("kokoro_onnx")
     pytest.importorskip("transformers")
     from emostream.train.kokoro_torch import KokoroTorchTeacher
     from emostream.train.teacher import KokoroTeacher, assemble_model
 
     model = assemble_model(tmp_path_factory.mktemp("kokoro") / "kokoro.onnx")
-    return KokoroTeacher(model, threads=2), KokoroTorchTeacher(model)
+    return KokoroTeacher(model, threads=2), KokoroTorchTeacher(model, device=request.param)
 
 
 def _cases() -> list[tuple[list[int], np.ndarray]]:
