@@ -119,3 +119,16 @@ async def test_clone_registered_then_spoken(
         fs2_server.ws_url, {"voice": voice_id}, "Hello from my cloned voice."
     )
     assert events[-1]["type"] == "done" and len(audio) / 24000 > 1.0
+
+
+async def test_malformed_reference_audio_keeps_the_connection(fs2_server: ServerThread) -> None:
+    async with websockets.connect(fs2_server.ws_url, compression=None) as ws:
+        for ref in ["\u00e9t\u00e9 \u4f60\u597d", "", 5, "%%%"]:
+            await ws.send(json.dumps({"type": "start", "reference_audio": ref}))
+            event = json.loads(await ws.recv())
+            assert event["type"] == "error" and event["code"] == "bad_value", (ref, event)
+            assert "reference_audio" in event["message"]
+        await ws.send(json.dumps({"type": "start", "voice": "af_heart"}))
+        assert json.loads(await ws.recv())["type"] == "started"
+        await ws.send(json.dumps({"type": "cancel"}))
+        assert json.loads(await ws.recv())["type"] == "done"

@@ -117,3 +117,68 @@ def test_end_with_no_speakable_text() -> None:
 def test_speed_is_accepted_for_joe() -> None:
     (begin,) = send(proto(), type="start", speed=1.3)
     assert isinstance(begin, BeginUtterance) and begin.request.controls.speed == 1.3
+
+
+BIG = "1" * 400
+
+
+@pytest.mark.parametrize(
+    "raw,code,names",
+    [
+        # Values that used to raise past the protocol (OverflowError, RecursionError, ...).
+        ('{"type": "start", "speed": ' + BIG + "}", "bad_value", "speed"),
+        ('{"type": "start", "speed": -' + "9" * 5000 + "}", "bad_value", "speed"),
+        ('{"type": "start", "intensity": 1e400}', "bad_value", "intensity"),
+        ('{"type": "start", "speed": NaN}', "bad_value", "speed"),
+        ('{"type": "start", "format": {"sample_rate": Infinity}}', "bad_format", "sample_rate"),
+        ('{"type": "start", "format": {"sample_rate": 1e400}}', "bad_format", "sample_rate"),
+        ('{"type": "start", "format": {"bitrate": ' + BIG + "}}", "bad_format", "bitrate"),
+        ("[" * 1100 + "]" * 1100, "bad_message", "nested"),
+        ('{"type": "start", "x": ' + "[" * 100 + "]" * 100 + "}", "bad_message", "nested"),
+        ('{"type": "start", "voice": "\\ud800"}', "bad_value", "voice"),
+        ('{"type": "start", "prompt": "sad \\udfff"}', "bad_value", "prompt"),
+        ('{"type": "start", "\\ud800": 1}', "bad_message", "surrogate"),
+        # Wrong types are refused, not coerced.
+        ('{"type": "start", "timestamps": "false"}', "bad_value", "timestamps"),
+        ('{"type": "start", "timestamps": 0}', "bad_value", "timestamps"),
+        ('{"type": "start", "voice": ""}', "bad_value", "voice"),
+        ('{"type": "start", "voice": "  "}', "bad_value", "voice"),
+        ('{"type": "start", "voice": false}', "bad_value", "voice"),
+        ('{"type": "start", "emotion": ""}', "bad_value", "emotion"),
+        ('{"type": "start", "emotion": 0}', "bad_value", "emotion"),
+        ('{"type": "start", "prompt": ""}', "bad_value", "prompt"),
+        ('{"type": "start", "format": {"sample_rate": "48000"}}', "bad_format", "sample_rate"),
+        ('{"type": "start", "format": {"sample_rate": 48000.5}}', "bad_format", "sample_rate"),
+        ('{"type": "start", "format": {"sample_rate": true}}', "bad_format", "sample_rate"),
+        ('{"type": "start", "format": {"codec": 5}}', "bad_format", "codec"),
+        ('{"type": "start", "format": {"codec": ""}}', "bad_format", "codec"),
+        ('{"type": "start", "reference_audio": 5}', "bad_value", "reference_audio"),
+    ],
+)
+def test_hostile_start_is_a_clear_error(raw: str, code: str, names: str) -> None:
+    p = proto()
+    (error,) = p.receive_text(raw)
+    assert isinstance(error, SendError) and error.code == code
+    assert names in error.message and len(error.message) < 300
+    assert p.state == "idle"
+    assert isinstance(send(p, type="start")[0], BeginUtterance)  # still usable
+
+
+def test_hostile_text_while_open_keeps_the_utterance() -> None:
+    p = proto()
+    send(p, type="start")
+    assert errors(p.receive_text('{"type": "text", "text": "hi \\ud800"}')) == ["bad_value"]
+    assert p.state == "open"
+    assert send(p, type="end") == [SendError("empty_text", "the utterance had no speakable text"),
+                                   EndOfInput()]  # fmt: skip
+
+
+def test_strict_fields_still_take_their_json_types() -> None:
+    (begin,) = send(proto(), type="start", voice=None, timestamps=True, emotion=None, speed=2,
+                    format={"codec": "pcm_s16le", "sample_rate": 16000.0})  # fmt: skip
+    assert isinstance(begin, BeginUtterance)
+    req = begin.request
+    assert req.timestamps is True and req.voice.id == "joe" and req.controls.speed == 2.0
+    assert req.fmt.sample_rate == 16000 and isinstance(req.fmt.sample_rate, int)
+    surrogate_pair = json.dumps({"type": "start", "prompt": "calm 😀"})  # escaped as a pair
+    assert isinstance(proto().receive_text(surrogate_pair)[0], BeginUtterance)

@@ -32,6 +32,25 @@ class Busy(Exception):
     """The process is at ``max_streams`` utterances."""
 
 
+class Slot:
+    """One admitted utterance's place under ``max_streams`` (:meth:`SpeechService.admit`).
+
+    Released exactly once, however often :meth:`release` is called."""
+
+    def __init__(self, service: SpeechService) -> None:
+        self._service: SpeechService | None = service
+
+    @property
+    def released(self) -> bool:
+        return self._service is None
+
+    def release(self) -> None:
+        service, self._service = self._service, None
+        if service is not None:
+            service.active -= 1
+            service.metrics.active_streams.set(service.active)
+
+
 class SpeechService:
     def __init__(
         self,
@@ -108,20 +127,36 @@ class SpeechService:
     def new_stream_id(self) -> str:
         return f"s-{self._prefix}-{next(self._ids)}"
 
+    def admit(self) -> Slot:
+        """Take a stream slot now, or raise :class:`Busy` at ``max_streams``.
+
+        Transports admit before they answer (``started``, an HTTP status), so a refused
+        utterance is refused before anything else was sent; the check and the count happen
+        with no ``await`` between them."""
+        if self.active >= self.settings.max_streams:
+            self.metrics.errors.labels("busy").inc()
+            raise Busy(f"server at its stream limit ({self.settings.max_streams} utterances)")
+        self.active += 1
+        self.metrics.active_streams.set(self.active)
+        return Slot(self)
+
     @asynccontextmanager
     async def utterance(
-        self, request: UtteranceRequest, segments: AsyncIterator[str], *, transport: str
+        self,
+        request: UtteranceRequest,
+        segments: AsyncIterator[str],
+        *,
+        transport: str,
+        slot: Slot | None = None,
     ) -> AsyncIterator[tuple[AsyncIterator[Packet | Event], UtteranceStats]]:
-        """Reserve a stream slot and give the utterance's output iterator and its stats.
+        """Give the utterance's output iterator and its stats, in the stream ``slot`` the
+        caller was admitted to (without one, admit now: :class:`Busy` at the limit).
 
         On exit (normal, error or cancellation) the slot is released, queued model work
         for the stream is dropped and metrics are recorded.
         """
-        if self.active >= self.settings.max_streams:
-            self.metrics.errors.labels("busy").inc()
-            raise Busy(f"server busy: {self.active} utterances in progress")
-        self.active += 1
-        self.metrics.active_streams.set(self.active)
+        if slot is None:
+            slot = self.admit()
         stats = UtteranceStats()
         outcome = "cancelled"
         try:
@@ -131,8 +166,7 @@ class SpeechService:
             outcome = "error"
             raise
         finally:
-            self.active -= 1
-            self.metrics.active_streams.set(self.active)
+            slot.release()
             self.runner.cancel(request.stream_id)
             self.metrics.utterances.labels(transport, outcome).inc()
             rate = request.fmt.sample_rate

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
 
 from emostream.codec.containers import OggOpusWriter, wav_header
 from emostream.codec.packetizer import FRAME_MS, OutputFormat
 from emostream.engine.oneshot import split_text
-from emostream.engine.service import Busy, SpeechService
+from emostream.engine.service import Busy, Slot, SpeechService
 from emostream.engine.streamer import Packet, UtteranceRequest
 from emostream.transport.errors import error
-from emostream.transport.protocol import ProtocolError, parse_controls
+from emostream.transport.protocol import (
+    ProtocolError,
+    load_message,
+    parse_controls,
+    sample_rate_field,
+    voice_field,
+)
 from emostream.voices.base import UnsupportedControl, check_controls
 
 log = logging.getLogger(__name__)
@@ -36,69 +42,91 @@ async def _segments(texts: list[str]) -> AsyncIterator[str]:
 
 async def speech(request: Request) -> Response:
     """``POST /v1/audio/speech`` — body ``{input, voice, speed, response_format, ...}``;
-    extra fields ``emotion``, ``intensity``, ``pitch_shift``, ``energy``, ``sample_rate``."""
+    extra fields ``emotion``, ``intensity``, ``pitch_shift``, ``energy``, ``sample_rate``.
+
+    Every field is checked (by the same validators as the WebSocket ``start``) and a stream
+    slot is taken before the response starts: a bad or refused request is a 4xx/503 JSON
+    error, never a 200 cut short."""
     service: SpeechService = request.app.state.service
     try:
-        body = json.loads(await request.body())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        return error(400, "bad_json", f"malformed JSON body: {exc}")
-    if not isinstance(body, dict):
-        return error(400, "bad_message", "the body must be a JSON object")
-    text = body.get("input")
-    if not isinstance(text, str) or not text.strip():
-        return error(400, "empty_text", "'input' must be a non-empty string")
-    if len(text) > service.settings.max_text_chars:
-        return error(
-            413, "text_too_long", f"'input' is over {service.settings.max_text_chars} characters"
-        )
-    voice_id = body.get("voice") or service.settings.default_voice
-    voice = service.voice(voice_id) if isinstance(voice_id, str) else None
-    if voice is None:
-        reason = clone_unavailable(request.app, voice_id) if isinstance(voice_id, str) else None
-        if reason:
-            return error(409, "voice_unavailable", reason)
-        known = [i.id for i in service.catalog.infos()]
-        return error(404, "unknown_voice", f"unknown voice {voice_id!r}; available: {known}")
-    fmt_name = body.get("response_format", "opus")
-    if fmt_name not in FORMATS:
-        return error(400, "bad_format", f"response_format must be one of {sorted(FORMATS)}")
-    codec, rate, media = FORMATS[fmt_name]
-    try:
+        body = load_message(await request.body())
+        text = body.get("input")
+        if not isinstance(text, str) or not text.strip():
+            return error(400, "empty_text", "'input' must be a non-empty string")
+        if len(text) > service.settings.max_text_chars:
+            return error(
+                413,
+                "text_too_long",
+                f"'input' is over {service.settings.max_text_chars} characters",
+            )
+        voice_id = voice_field(body, service.settings.default_voice)
+        voice = service.voice(voice_id)
+        if voice is None:
+            reason = clone_unavailable(request.app, voice_id)
+            if reason:
+                return error(409, "voice_unavailable", reason)
+            known = [i.id for i in service.catalog.infos()]
+            return error(
+                404, "unknown_voice", f"unknown voice {voice_id[:100]!r}; available: {known}"
+            )
+        fmt_name = body.get("response_format")
+        fmt_name = "opus" if fmt_name is None else fmt_name
+        if not isinstance(fmt_name, str) or fmt_name not in FORMATS:
+            return error(400, "bad_format", f"response_format must be one of {sorted(FORMATS)}")
+        codec, rate, media = FORMATS[fmt_name]
         controls = parse_controls(body)
         check_controls(voice.info, controls)
-        fmt = OutputFormat(codec=codec, sample_rate=int(body.get("sample_rate", rate)))  # type: ignore[arg-type]
+        fmt = OutputFormat(codec=codec, sample_rate=sample_rate_field(body, rate))  # type: ignore[arg-type]
     except ProtocolError as exc:
         return error(400, exc.code, exc.message)
     except UnsupportedControl as exc:
         return error(400, "unsupported_control", str(exc))
-    except (ValueError, TypeError) as exc:
-        return error(400, "bad_format", str(exc))
     texts = split_text(text)
     if not texts:
         return error(400, "empty_text", "'input' has no speakable text")
-    if service.active >= service.settings.max_streams:
-        return error(503, "busy", "server at its stream limit; retry shortly")
+    try:
+        slot = service.admit()
+    except Busy as exc:
+        return error(503, "busy", f"{exc}; retry shortly")
     req = UtteranceRequest(
         voice=voice, controls=controls, fmt=fmt, stream_id=service.new_stream_id()
     )
-    return StreamingResponse(_body(service, req, texts, fmt_name), media_type=media)
+    return _SpeechResponse(slot, _body(service, req, texts, fmt_name, slot), media_type=media)
+
+
+class _SpeechResponse(StreamingResponse):
+    """A streaming body that holds a stream slot: released when the body is done, or when
+    the response ends any other way (client gone before the body began, cancellation)."""
+
+    def __init__(self, slot: Slot, content: AsyncIterator[bytes], *, media_type: str) -> None:
+        super().__init__(content, media_type=media_type)
+        self.slot = slot
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.slot.release()
 
 
 async def _body(
-    service: SpeechService, req: UtteranceRequest, texts: list[str], fmt_name: str
+    service: SpeechService, req: UtteranceRequest, texts: list[str], fmt_name: str, slot: Slot
 ) -> AsyncIterator[bytes]:
     rate = req.fmt.sample_rate
     ogg: OggOpusWriter | None = None
-    if fmt_name == "opus":
-        ogg = OggOpusWriter(
-            sample_rate=rate, pre_skip=int(rate * 0.0065)
-        )  # libopus lookahead 6.5 ms
-        yield ogg.header()
-    elif fmt_name == "wav":
-        yield wav_header(sample_rate=rate)
-    per_packet = rate * FRAME_MS // 1000
     try:
-        async with service.utterance(req, _segments(texts), transport="http") as (out, _stats):
+        if fmt_name == "opus":
+            ogg = OggOpusWriter(
+                sample_rate=rate, pre_skip=int(rate * 0.0065)
+            )  # libopus lookahead 6.5 ms
+            yield ogg.header()
+        elif fmt_name == "wav":
+            yield wav_header(sample_rate=rate)
+        per_packet = rate * FRAME_MS // 1000
+        async with service.utterance(req, _segments(texts), transport="http", slot=slot) as (
+            out,
+            _stats,
+        ):
             batch: list[bytes] = []
             async for item in out:
                 if not isinstance(item, Packet):
@@ -112,8 +140,8 @@ async def _body(
                     batch = []
             if ogg is not None:
                 yield ogg.pages(batch, per_packet, last=True)
-    except Busy:
-        log.warning("speech request refused: busy")
+    finally:
+        slot.release()
 
 
 CLONE_UNAVAILABLE = (

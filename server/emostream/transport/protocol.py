@@ -7,16 +7,23 @@ States: ``idle`` (waiting for ``start``) → ``open`` (taking ``text``/``flush``
 ``ending`` (``end`` received, audio still flowing) → ``idle`` once the I/O layer
 reports the utterance finished. ``cancel`` returns to ``idle`` at once.
 Every bad message yields an :class:`SendError` action and leaves the state as it was.
+
+Field validation is strict and shared with ``POST /v1/audio/speech``: :func:`load_message`
+(JSON limits), :func:`voice_field`, :func:`parse_controls`, :func:`sample_rate_field`. ``null``
+is the same as leaving a field out; any other value must have the field's JSON type (no
+``"false"`` for a boolean, no ``""`` for a voice) and numbers must be finite and in range.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from emostream.codec.packetizer import FRAME_MS, FormatError, OutputFormat
+from emostream.codec.packetizer import FRAME_MS, SAMPLE_RATES, FormatError, OutputFormat
 from emostream.text.emotion import parse_prompt
 from emostream.text.normalize import normalize
 from emostream.text.splitter import Segmenter
@@ -75,40 +82,146 @@ class ProtocolError(Exception):
         self.message = message
 
 
+MAX_DEPTH = 16  # nesting of arrays/objects in one message; v1 messages need 2
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _parse_int(digits: str) -> int | float:
+    """JSON integers: long ones become floats (``inf`` when huge), which range checks refuse,
+    instead of unbounded ints (Python refuses to parse those past 4300 digits)."""
+    return int(digits) if len(digits) <= 18 else float(digits)
+
+
+def load_message(raw: str | bytes) -> dict[str, Any]:
+    """Parse one client message (a WebSocket text frame or an HTTP body) into a JSON object.
+
+    Raises :class:`ProtocolError`: ``bad_json`` (not JSON, not UTF-8), ``bad_message`` (not an
+    object, nested deeper than :data:`MAX_DEPTH`, a key that is not valid Unicode) or
+    ``bad_value`` (a string value with a lone surrogate such as ``"\\ud800"``, which cannot
+    be encoded as UTF-8), naming the field."""
+    try:
+        msg = json.loads(raw, parse_int=_parse_int)
+    except json.JSONDecodeError as exc:
+        raise ProtocolError(
+            "bad_json", f"malformed JSON: {exc.msg} at position {exc.pos}"
+        ) from None
+    except RecursionError:
+        raise ProtocolError("bad_message", f"JSON nested more than {MAX_DEPTH} levels") from None
+    except ValueError as exc:  # UnicodeDecodeError for an HTTP body that is not UTF-8
+        raise ProtocolError("bad_json", f"malformed JSON: {str(exc)[:120]}") from None
+    if not isinstance(msg, dict):
+        raise ProtocolError("bad_message", "a message must be a JSON object")
+    _check_tree(msg)
+    return msg
+
+
+def _check_tree(msg: dict[str, Any]) -> None:
+    """Nesting depth and valid Unicode everywhere in a parsed message (iteratively)."""
+    stack: list[tuple[str, Any, int]] = [("", msg, 1)]
+    while stack:
+        path, value, depth = stack.pop()
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                raise ProtocolError(
+                    "bad_value", f"{path!r} is not valid Unicode (it holds a lone surrogate)"
+                )
+        elif isinstance(value, (dict, list)):
+            if depth > MAX_DEPTH:
+                raise ProtocolError("bad_message", f"JSON nested more than {MAX_DEPTH} levels")
+            if isinstance(value, dict):
+                for key, item in value.items():
+                    if _SURROGATE.search(key):
+                        raise ProtocolError(
+                            "bad_message", "a key is not valid Unicode (it holds a lone surrogate)"
+                        )
+                    stack.append((f"{path}.{key}" if path else key, item, depth + 1))
+            else:
+                stack.extend((path, item, depth + 1) for item in value)
+
+
 def _number(msg: dict[str, Any], key: str, default: float, lo: float, hi: float) -> float:
-    value = msg.get(key, default)
+    value = msg.get(key)
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ProtocolError("bad_value", f"{key!r} must be a number")
-    if not lo <= float(value) <= hi:
-        raise ProtocolError("bad_value", f"{key!r} must be between {lo} and {hi}, got {value}")
+    if not (isinstance(value, int) or math.isfinite(value)) or not lo <= value <= hi:
+        raise ProtocolError("bad_value", f"{key!r} must be a finite number from {lo} to {hi}")
     return float(value)
 
 
+def _string(msg: dict[str, Any], key: str, *, code: str = "bad_value") -> str | None:
+    """An optional non-empty string field (``None`` when absent or ``null``)."""
+    value = msg.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ProtocolError(code, f"{key!r} must be a non-empty string")
+    return value
+
+
+def _integer(raw: dict[str, Any], key: str, default: int, *, code: str, name: str) -> int:
+    """An optional whole-number field (``48000`` or ``48000.0``, not ``"48000"`` or ``true``)."""
+    value = raw.get(key)
+    if value is None:
+        return default
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or (isinstance(value, float) and not (math.isfinite(value) and value.is_integer()))
+    ):
+        raise ProtocolError(code, f"{name!r} must be a whole number")
+    return int(value)
+
+
+def bool_field(msg: dict[str, Any], key: str, default: bool = False) -> bool:
+    value = msg.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise ProtocolError("bad_value", f"{key!r} must be true or false (a JSON boolean)")
+    return value
+
+
+def voice_field(msg: dict[str, Any], default: str) -> str:
+    """The ``voice`` id: the server default when absent or ``null``, else a non-empty string."""
+    voice = _string(msg, "voice")
+    return default if voice is None else voice
+
+
+def sample_rate_field(raw: dict[str, Any], default: int, *, name: str = "sample_rate") -> int:
+    """``sample_rate`` (``format.sample_rate`` on the WebSocket): one of the served rates."""
+    rate = _integer(raw, "sample_rate", default, code="bad_format", name=name)
+    if rate not in SAMPLE_RATES:
+        raise ProtocolError("bad_format", f"{name!r} must be one of {list(SAMPLE_RATES)}")
+    return rate
+
+
 def parse_controls(msg: dict[str, Any]) -> Controls:
-    """Controls from a ``start`` message (or an HTTP body); range-checked.
+    """Controls from a ``start`` message (or an HTTP body); type- and range-checked.
 
     A free-text ``prompt`` ("用愤怒的语气", "a bit sad") sets ``emotion`` and ``intensity``
     when they are not given explicitly.
     """
-    emotion = msg.get("emotion") or "neutral"
+    emotion = msg.get("emotion")
+    if emotion is not None and (not isinstance(emotion, str) or emotion not in EMOTIONS):
+        raise ProtocolError("bad_value", f"'emotion' must be one of {list(EMOTIONS)}")
     prompt = msg.get("prompt")
     if prompt is not None:
-        if not isinstance(prompt, str) or len(prompt) > 500:
-            raise ProtocolError("bad_value", "'prompt' must be a string of at most 500 characters")
-        if not msg.get("emotion"):
+        if not isinstance(prompt, str) or not prompt.strip() or len(prompt) > 500:
+            raise ProtocolError(
+                "bad_value", "'prompt' must be a non-empty string of at most 500 characters"
+            )
+        if emotion is None:
             guess = parse_prompt(prompt)
             emotion = guess.label
             if msg.get("intensity") is None:
                 msg = {**msg, "intensity": guess.intensity}
-    if not isinstance(emotion, str) or emotion not in EMOTIONS:
-        raise ProtocolError("bad_value", f"'emotion' must be one of {list(EMOTIONS)}")
     return Controls(
         speed=_number(msg, "speed", 1.0, 0.5, 2.0),
         pitch_shift=_number(msg, "pitch_shift", 0.0, -12.0, 12.0),
         energy=_number(msg, "energy", 1.0, 0.5, 2.0),
-        emotion=emotion,
+        emotion=emotion or "neutral",
         intensity=_number(msg, "intensity", 1.0, 0.0, 1.0),
     )
 
@@ -118,13 +231,16 @@ def parse_format(raw: Any) -> OutputFormat:
         return OutputFormat()
     if not isinstance(raw, dict):
         raise ProtocolError("bad_format", "'format' must be an object")
+    codec = raw.get("codec")
+    if codec is not None and codec not in ("opus", "pcm_s16le"):
+        raise ProtocolError("bad_format", "'format.codec' must be 'opus' or 'pcm_s16le'")
     try:
         return OutputFormat(
-            codec=raw.get("codec", "opus"),
-            sample_rate=int(raw.get("sample_rate", 48000)),
-            bitrate=int(raw.get("bitrate", 32000)),
+            codec=codec or "opus",
+            sample_rate=sample_rate_field(raw, 48000, name="format.sample_rate"),
+            bitrate=_integer(raw, "bitrate", 32000, code="bad_format", name="format.bitrate"),
         )
-    except (FormatError, TypeError, ValueError) as exc:
+    except FormatError as exc:
         raise ProtocolError("bad_format", str(exc)) from exc
 
 
@@ -156,11 +272,13 @@ class SessionProtocol:
 
     def receive_text(self, raw: str) -> list[Action]:
         try:
-            msg = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            return [SendError("bad_json", f"malformed JSON: {exc.msg} at position {exc.pos}")]
-        if not isinstance(msg, dict):
-            return [SendError("bad_message", "a message must be a JSON object")]
+            msg = load_message(raw)
+        except ProtocolError as exc:
+            return [SendError(exc.code, exc.message)]
+        return self.receive_message(msg)
+
+    def receive_message(self, msg: dict[str, Any]) -> list[Action]:
+        """A message already parsed by :func:`load_message`."""
         kind = msg.get("type")
         handler = {
             "start": self._on_start,
@@ -187,24 +305,27 @@ class SessionProtocol:
             raise ProtocolError(
                 "already_started", "an utterance is in progress; send end or cancel first"
             )
-        voice_id = msg.get("voice") or self.default_voice
-        if not isinstance(voice_id, str):
-            raise ProtocolError("bad_value", "'voice' must be a string")
+        voice_id = voice_field(msg, self.default_voice)
+        reference = msg.get("reference_audio")
+        if reference is not None and (not isinstance(reference, str) or not reference):
+            raise ProtocolError("bad_value", "'reference_audio' must be a base64 string")
         info = self.lookup_voice(voice_id)
         if info is None:
             reason = self.unavailable(voice_id)
             if reason:
                 raise ProtocolError("voice_unavailable", reason)
-            raise ProtocolError("unknown_voice", f"unknown voice {voice_id!r}; see GET /v1/voices")
+            raise ProtocolError(
+                "unknown_voice", f"unknown voice {voice_id[:100]!r}; see GET /v1/voices"
+            )
         controls = parse_controls(msg)
         try:
             check_controls(info, controls)
-            if msg.get("reference_audio") is not None and "speaker" not in info.controls:
+            if reference is not None and "speaker" not in info.controls:
                 raise UnsupportedControl(info.id, {"speaker"})
         except UnsupportedControl as exc:
             raise ProtocolError("unsupported_control", str(exc)) from exc
         fmt = parse_format(msg.get("format"))
-        timestamps = bool(msg.get("timestamps", False))
+        timestamps = bool_field(msg, "timestamps")
         request = StartRequest(info, controls, fmt, timestamps, self.new_stream_id())
         self._reset()
         self._request = request

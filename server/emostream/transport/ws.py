@@ -3,31 +3,37 @@
 One receive loop per connection feeds the protocol and carries out its actions; one
 task per utterance pulls segments from a queue, streams audio and sends ``done``.
 Sends are serialised with a lock (two tasks write to the socket).
+
+An utterance is admitted (a stream slot taken) before ``started`` is sent, and every
+utterance that got ``started`` gets exactly one ``done``, however early it is cancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
 import json
 import logging
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from emostream.engine.service import Busy, SpeechService
-from emostream.engine.streamer import Packet, UtteranceRequest
+from emostream.engine.service import Busy, Slot, SpeechService
+from emostream.engine.streamer import Packet, UtteranceRequest, UtteranceStats
 from emostream.transport.http import clone_unavailable
 from emostream.transport.protocol import (
+    Action,
     BeginUtterance,
     CancelUtterance,
     EndOfInput,
+    ProtocolError,
     QueueSegments,
     SendError,
     SessionProtocol,
     StartRequest,
+    load_message,
 )
 from emostream.voices.clip import ClipError
 
@@ -44,6 +50,17 @@ async def _queue_iter(queue: asyncio.Queue[object]) -> AsyncIterator[str]:
         yield item
 
 
+@dataclass(eq=False)
+class _Utterance:
+    """One started utterance: its slot, its segment queue and its task."""
+
+    req: StartRequest
+    slot: Slot
+    queue: asyncio.Queue[object] = field(default_factory=asyncio.Queue)
+    task: asyncio.Task[None] | None = None
+    done_sent: bool = False
+
+
 class StreamConnection:
     def __init__(self, ws: WebSocket, service: SpeechService) -> None:
         self.ws = ws
@@ -56,8 +73,7 @@ class StreamConnection:
             unavailable=lambda voice_id: clone_unavailable(ws.app, voice_id),
         )
         self._send_lock = asyncio.Lock()
-        self._queue: asyncio.Queue[object] | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._utt: _Utterance | None = None
 
     async def run(self) -> None:
         await self.ws.accept()
@@ -66,48 +82,59 @@ class StreamConnection:
                 message = await self.ws.receive()
                 if message["type"] == "websocket.disconnect":
                     break
-                if message.get("text") is not None:
-                    raw = await self._inline_reference(message["text"])
-                    actions = (
-                        [raw] if isinstance(raw, SendError) else self.protocol.receive_text(raw)
-                    )
-                else:
-                    actions = self.protocol.receive_bytes(message.get("bytes") or b"")
-                for action in actions:
-                    await self._apply(action)
+                try:
+                    if message.get("text") is not None:
+                        actions = await self._receive_text(message["text"])
+                    else:
+                        actions = self.protocol.receive_bytes(message.get("bytes") or b"")
+                    for action in actions:
+                        await self._apply(action)
+                except WebSocketDisconnect:
+                    raise
+                except Exception:  # a bug for one message must not take the connection down
+                    log.exception("message handling failed")
+                    await self._apply(SendError("internal", "the server failed on this message"))
         except WebSocketDisconnect:
             pass
         finally:
             await self._stop_task()
 
-    async def _inline_reference(self, raw: str) -> str | SendError:
+    async def _receive_text(self, raw: str) -> list[Action]:
+        try:
+            msg = load_message(raw)
+        except ProtocolError as exc:
+            return [SendError(exc.code, exc.message)]
+        if (
+            msg.get("type") == "start"
+            and msg.get("reference_audio") is not None
+            and self.service.can_clone
+            and self.protocol.state == "idle"
+        ):
+            error = await self._inline_reference(msg)
+            if error is not None:
+                return [error]
+        return self.protocol.receive_message(msg)
+
+    async def _inline_reference(self, msg: dict[str, Any]) -> SendError | None:
         """``start`` with ``reference_audio`` (base64 clip): embed it and speak as that voice.
 
-        The clip becomes a transient voice whose id replaces ``voice``; the protocol core then
-        sees a plain ``start``. Voices that cannot clone keep the field, and the protocol
-        refuses it as the unsupported ``speaker`` control."""
-        if '"reference_audio"' not in raw or not self.service.can_clone:
-            return raw
-        try:
-            msg = json.loads(raw)
-        except json.JSONDecodeError:
-            return raw
-        if not isinstance(msg, dict) or msg.get("type") != "start":
-            return raw
-        ref = msg.pop("reference_audio", None)
-        if ref is None:
-            return raw
-        if not isinstance(ref, str):
+        The clip becomes a transient voice whose id replaces ``voice`` in ``msg``; the protocol
+        core then sees a plain ``start``. Voices that cannot clone keep the field, and the
+        protocol refuses it as the unsupported ``speaker`` control."""
+        ref = msg.pop("reference_audio")
+        if not isinstance(ref, str) or not ref:
             return SendError("bad_value", "'reference_audio' must be a base64 string")
         try:
+            # ValueError: not base64 (binascii.Error) or not ASCII at all.
             data = base64.b64decode(ref, validate=True)
-            voice = await self.service.reference_voice(data)
-        except binascii.Error:
+        except ValueError:
             return SendError("bad_value", "'reference_audio' is not valid base64")
+        try:
+            voice = await self.service.reference_voice(data)
         except ClipError as exc:
             return SendError(exc.code, f"reference_audio: {exc.message}")
         msg["voice"] = voice.info.id
-        return json.dumps(msg)
+        return None
 
     async def _apply(self, action: object) -> None:
         if isinstance(action, SendError):
@@ -116,31 +143,33 @@ class StreamConnection:
         elif isinstance(action, BeginUtterance):
             await self._begin(action)
         elif isinstance(action, QueueSegments):
-            if self._queue is not None:
+            if self._utt is not None:
                 for text in action.texts:
-                    self._queue.put_nowait(text)
+                    self._utt.queue.put_nowait(text)
         elif isinstance(action, EndOfInput):
-            if self._queue is not None:
-                self._queue.put_nowait(_END)
+            if self._utt is not None:
+                self._utt.queue.put_nowait(_END)
         elif isinstance(action, CancelUtterance):
-            await self._stop_task()
-            # The task's own finally sends done(cancelled=True).
+            await self._stop_task()  # done(cancelled=True) follows, from the task or from here
 
     async def _begin(self, action: BeginUtterance) -> None:
         req = action.request
         voice = self.service.voice(req.voice.id)
-        if voice is None or self.service.active >= self.service.settings.max_streams:
-            code, msg = (
-                ("unknown_voice", f"voice {req.voice.id!r} is gone")
-                if voice is None
-                else ("busy", "server at its stream limit; retry shortly")
-            )
+        if voice is None:
             self.protocol.utterance_finished()
-            self.service.metrics.errors.labels(code).inc()
-            await self._send_json({"type": "error", "code": code, "message": msg})
+            await self._apply(SendError("unknown_voice", f"voice {req.voice.id!r} is gone"))
             return
+        try:
+            slot = self.service.admit()  # before started: a refused start gets only the error
+        except Busy as exc:
+            self.protocol.utterance_finished()
+            await self._send_json(
+                {"type": "error", "code": "busy", "message": f"{exc}; retry shortly"}
+            )
+            return
+        utt = _Utterance(req, slot)
+        self._utt = utt
         await self._send_json(action.started_event)
-        self._queue = asyncio.Queue()
         request = UtteranceRequest(
             voice=voice,
             controls=req.controls,
@@ -148,50 +177,61 @@ class StreamConnection:
             timestamps=req.timestamps,
             stream_id=req.stream_id,
         )
-        self._task = asyncio.create_task(self._speak(request, req, self._queue))
+        utt.task = asyncio.create_task(self._speak(utt, request))
 
-    async def _speak(
-        self, request: UtteranceRequest, req: StartRequest, queue: asyncio.Queue[object]
-    ) -> None:
+    async def _speak(self, utt: _Utterance, request: UtteranceRequest) -> None:
         cancelled = True
         stats = None
         try:
-            async with self.service.utterance(request, _queue_iter(queue), transport="ws") as (
-                out,
-                stats,
-            ):
+            async with self.service.utterance(
+                request, _queue_iter(utt.queue), transport="ws", slot=utt.slot
+            ) as (out, stats):
                 async for item in out:
                     if isinstance(item, Packet):
                         await self._send_bytes(item.data)
                     else:
                         await self._send_json(item.body)
                 cancelled = False
-        except Busy as exc:
-            await self._send_json({"type": "error", "code": "busy", "message": str(exc)})
         except asyncio.CancelledError:
             pass
         except Exception as exc:  # a model failure must not take the connection down
-            log.exception("utterance %s failed", req.stream_id)
+            log.exception("utterance %s failed", utt.req.stream_id)
             self.service.metrics.errors.labels("internal").inc()
             await self._send_json(
                 {"type": "error", "code": "internal", "message": f"synthesis failed: {exc}"}
             )
         finally:
-            if stats is not None:
-                await self._send_json(stats.as_done(req.fmt.sample_rate, cancelled=cancelled))
-            if self.protocol.request is req:
-                self.protocol.utterance_finished()
-            self._task = None
-            self._queue = None
+            await self._finish(utt, stats, cancelled=cancelled)
+
+    async def _finish(
+        self, utt: _Utterance, stats: UtteranceStats | None, *, cancelled: bool
+    ) -> None:
+        """Release the utterance and send its one ``done`` (a second call does nothing)."""
+        if utt.done_sent:
+            return
+        utt.done_sent = True
+        utt.slot.release()
+        if self._utt is utt:
+            self._utt = None
+        if self.protocol.request is utt.req:
+            self.protocol.utterance_finished()
+        done = (stats or UtteranceStats()).as_done(utt.req.fmt.sample_rate, cancelled=cancelled)
+        await self._send_json(done)
 
     async def _stop_task(self) -> None:
-        task = self._task
+        """Stop the current utterance (cancel, disconnect) and see its ``done`` sent."""
+        utt = self._utt
+        if utt is None:
+            return
+        task = utt.task
         if task is not None and not task.done():
             task.cancel()
             try:
                 await task
             except asyncio.CancelledError:
                 pass
+        # A task cancelled before its first step never ran its finally.
+        await self._finish(utt, None, cancelled=True)
 
     async def _send_json(self, body: dict[str, Any]) -> None:
         await self._send(text=json.dumps(body, ensure_ascii=False))
