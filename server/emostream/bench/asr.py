@@ -136,6 +136,11 @@ def normalise_zh(text: str) -> str:
             text = str(zhconv.convert(text, "zh-cn"))
     except ImportError:  # pragma: no cover - optional
         pass
+    # Numbers as the product's front end reads them (20个 → 二十个, 3.5 → 三点五), so a
+    # transcript in digits matches a reference in hanzi; leftover digits one by one.
+    from emostream.text.mandarin import FROZEN_YI, prepare
+
+    text = prepare(text, force=True).replace(FROZEN_YI, "一")
     text = "".join(_HAN_DIGITS[int(c)] if c.isdigit() and c.isascii() else c for c in text)
     return "".join(_KEEP_ZH.findall(text))
 

@@ -15,8 +15,10 @@ import json
 import re
 import statistics
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +45,22 @@ _NUMBERS = {"1": "one", "2": "two", "3": "three", "4": "four", "5": "five", "6":
             "7": "seven", "8": "eight", "9": "nine", "10": "ten"}  # fmt: skip
 
 
+@lru_cache(maxsize=1)
+def _whisper_normalizer() -> Callable[[str], str] | None:
+    """OpenAI Whisper's English text normaliser (PyPI ``whisper-normalizer``, the ``[eval]``
+    extra): spelt-out and written numbers, currency, percent and fillers to one form, as
+    Whisper-style WER is scored in the field."""
+    try:
+        from whisper_normalizer.english import EnglishTextNormalizer
+    except ImportError:  # pragma: no cover - optional
+        return None
+    return EnglishTextNormalizer()  # type: ignore[no-any-return]
+
+
 def words(text: str) -> list[str]:
+    norm = _whisper_normalizer()
+    if norm is not None:
+        return norm(text).split()
     return [_NUMBERS.get(w, w) for w in _WORD.findall(text.lower().replace("-", " "))]
 
 
