@@ -18,7 +18,12 @@ def test_wer() -> None:
     assert wer("the cat sat", "the bat sat") == pytest.approx(1 / 3)
     assert wer("the cat sat", "cat sat down now") == pytest.approx(3 / 3)
     assert wer("Half past 7.", "half past seven") == 0.0
-    assert words("Don't-stop, NOW!") == ["don't", "stop", "now"]
+    # Whisper's English normaliser: contractions expanded, case and punctuation dropped,
+    # written and spelt-out numbers and currency to one form.
+    assert words("Don't-stop, NOW!") == ["do", "not", "stop", "now"]
+    assert wer("I owe her eleven dollars and forty cents.", "I owe her $11.40") == 0.0
+    assert wer("Gift twenty subs", "gift 20 subs") == 0.0
+    assert wer("Gift twenty subs", "give 20 subs") == pytest.approx(1 / 3)
 
 
 @pytest.fixture(scope="module")
