@@ -5,7 +5,7 @@
 # Comes back in $OUT: train.log, summary-*.json, model_fp16.pt.a? (cat them back together).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-INIT=${INIT:-models/acoustic/emostream-fs2-v0.1-fp16.pt}
+INIT=${INIT:-models/acoustic/emostream-fs2-v0.2-fp16.pt}
 export PYTHONPATH=$PWD/server PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/nvidia-smi.txt"
 python3 -m emostream.train.train --corpus models/corpus/v1 --out /tmp/acoustic-warm \

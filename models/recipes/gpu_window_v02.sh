@@ -68,7 +68,7 @@ stage)
 start)
   RENDER=${2:-800}; TRAIN=${3:-1200}
   mkdir -p $W/logs $W/models; cp -r server $W/; cp -r models/speaker_encoder $W/models/
-  cp models/acoustic/*.pt $W/init.pt
+  cp models/acoustic/emostream-fs2-*-fp16.pt $W/init.pt
   cp bench/kokoro_teacher.py $W/bench_kokoro.py
   cat > $W/job.sh <<EOF
 export PYTHONPATH=$W/site:$W/server PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1

@@ -1,4 +1,4 @@
-"""The shipped acoustic model (v0.1) judged by the offline instruments, plus those instruments.
+"""The shipped acoustic model (v0.2) judged by the offline instruments, plus those instruments.
 
 Bounds come from ``bench/results/acoustic/2026-12-02-cpu2-quality.json`` with margin; each
 check has a negative control so it is seen to be able to fail.
@@ -17,8 +17,8 @@ from emostream.bench.asr import cer, normalise_zh, syllable_error
 from emostream.bench.quality import prosody, wer, words
 
 REPO = Path(__file__).resolve().parents[2]
-CHECKPOINT = REPO / "models/acoustic/emostream-fs2-v0.1-fp16.pt"
-SPEAKERS = REPO / "models/corpus/v1/speakers.npz"
+CHECKPOINT = REPO / "models/acoustic/emostream-fs2-v0.2-fp16.pt"
+SPEAKERS = REPO / "models/acoustic/speakers-v0.2.npz"
 TESTDATA = Path("/usr/share/pocketsphinx/test/data")
 
 

@@ -106,7 +106,7 @@ METRICS = ("f0_mean_st", "f0_range_st", "energy_db", "words_per_s")
 
 # ---------------------------------------------------------------------------- systems
 class OwnModel:
-    """Acoustic model v0.1 + HiFi-GAN V1 universal, torch on CPU."""
+    """The shipped acoustic model + HiFi-GAN V1 universal, torch on CPU."""
 
     def __init__(self, checkpoint: Path, speakers: Path) -> None:
         import torch
@@ -508,8 +508,8 @@ def heldout_speakers(teacher: Teacher, own: OwnModel, lang: str) -> dict[str, An
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="emostream bench acoustic", description=__doc__.split("\n")[0])
-    p.add_argument("--model", default=str(REPO / "models/acoustic/emostream-fs2-v0.1-fp16.pt"))
-    p.add_argument("--speakers-npz", default=str(REPO / "models/corpus/v1/speakers.npz"))
+    p.add_argument("--model", default=str(REPO / "models/acoustic/emostream-fs2-v0.2-fp16.pt"))
+    p.add_argument("--speakers-npz", default=str(REPO / "models/acoustic/speakers-v0.2.npz"))
     p.add_argument("--sections", default="intelligibility,zh,similarity,prosody,rtf",
                    help="comma list of intelligibility, zh, similarity, prosody, rtf, dnsmos")  # fmt: skip
     p.add_argument("--heldout", action="store_true",
