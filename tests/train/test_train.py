@@ -36,22 +36,7 @@ def tiny_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     recs = []
     for u in itertools.islice(corpus.read_shard(shard), 12):
         assert int(u.durations.sum()) == u.mel.shape[0]
-        recs.append(
-            corpus.Record(
-                u.utt,
-                u.lang,
-                u.text,
-                u.speaker,
-                u.ids,
-                u.tones,
-                u.langs,
-                u.durations,
-                u.mel,
-                u.f0,
-                u.energy,
-                ge2e=None,
-            )
-        )
+        recs.append(corpus.Record.from_utterance(u))
     out = tmp_path_factory.mktemp("tiny")
     corpus.write_shard(recs, out / "shard-000.npz.xz", preset=1)
     shutil.copy(V1 / "speakers.npz", out / "speakers.npz")

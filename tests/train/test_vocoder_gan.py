@@ -46,21 +46,7 @@ def records(n: int, skip: int = 0) -> list[corpus.Record]:
     shard = min(V1.glob("*.npz.xz"))
     out = []
     for u in itertools.islice(corpus.read_shard(shard), skip, skip + n):
-        out.append(
-            corpus.Record(
-                u.utt,
-                u.lang,
-                u.text,
-                u.speaker,
-                u.ids,
-                u.tones,
-                u.langs,
-                u.durations,
-                u.mel,
-                u.f0,
-                u.energy,
-            )
-        )
+        out.append(corpus.Record.from_utterance(u))
     return out
 
 

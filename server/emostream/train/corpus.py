@@ -191,6 +191,14 @@ class Record:
     audio16k: npt.NDArray[np.float32] | None = field(default=None, repr=False)
     ge2e: npt.NDArray[np.float16] | None = None
 
+    @classmethod
+    def from_utterance(cls, u: Utterance, *, keep_ge2e: bool = False) -> Record:
+        """A record to re-pack an utterance read from a shard (GE2E dropped unless kept)."""
+        return cls(
+            u.utt, u.lang, u.text, u.speaker, u.ids, u.tones, u.langs, u.durations,
+            u.mel, u.f0, u.energy, ge2e=u.ge2e if keep_ge2e else None,
+        )  # fmt: skip
+
 
 def unit_mel_frames(
     token_frames: npt.NDArray[np.int64], spans: list[tuple[int, int]], num_frames: int
