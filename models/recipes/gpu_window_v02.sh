@@ -7,12 +7,20 @@
 # calls (64 MiB a call); the job then runs in the background (setsid) across calls, and
 # later calls only watch it and collect results.
 #
+# Inputs here: the joined Kokoro ONNX (`python -c "from pathlib import Path; from
+# emostream.train.teacher import assemble_model; assemble_model(Path('/tmp/kok/kokoro.onnx'))"`)
+# and the kokoro-js voices (`cd /tmp/kjs && npm pack kokoro-js@1.2.1 && tar xzf kokoro-js-*.tgz`);
+# the sentences: `.gpujob/v02text/{en,zh}.txt` from `emostream.train.sentences.generate`.
+#
 # Developer machine (repo root):
-#   bash models/recipes/gpu_window_v02.sh prepare      # .gpujob/v02{a,b}/ (git-ignored)
+#   bash models/recipes/gpu_window_v02.sh prepare      # .gpujob/v02{a,b,c}/ (git-ignored)
 #   bash models/recipes/gpu_window_v02.sh hide         # move big tracked files out of the tree
 # Device calls, back to back (the machine goes back after 30 s idle):
 #   1. carry [".gpujob/v02a"]:  bash models/recipes/gpu_window_v02.sh stage a
 #   2. carry [".gpujob/v02b"]:  bash models/recipes/gpu_window_v02.sh stage b
+#   2b. optional, trains the light CPU vocoder alongside (emostream.train.vocoder_gan, against
+#      HiFi-GAN V1 universal on the corpus mels; NOT RUN YET with real V1 weights):
+#      carry [".gpujob/v02c"]:  bash models/recipes/gpu_window_v02.sh stage c
 #   3. (restore models/acoustic first: `git checkout -- models/acoustic`)
 #      bash models/recipes/gpu_window_v02.sh start RENDER_S TRAIN_S
 #   4.. bash models/recipes/gpu_window_v02.sh watch SECONDS      (keeps the lease, reports)
@@ -48,15 +56,25 @@ PY
     --voices "$V" --out "$B/plan" --seed 2 --blends-en 180 --blends-zh 100 \
     --exclude "${HELD_OUT:-af_river,am_echo,bf_alice,bm_fable,zf_xiaoyi,zm_yunxia}" \
     --renderings 2
-  du -sh "$A" "$B" ;;
+  C=.gpujob/v02c; rm -rf "$C"; mkdir -p "$C"
+  .venv/bin/python - "$C/hifigan_v1_fp16.pt" <<'PY'
+import sys, torch
+from emostream.models.hifigan import HifiGan
+raw = torch.load(HifiGan.packaged_checkpoint("universal"), map_location="cpu", weights_only=True)
+state = raw["generator"] if "generator" in raw else raw
+torch.save({"generator": {k: v.half() for k, v in state.items()}}, sys.argv[1])
+PY
+  du -sh "$A" "$B" "$C" ;;
 hide)
   mkdir -p /tmp/v02-hidden
   mv models/corpus/v1 models/corpus/plan models/acoustic /tmp/v02-hidden/ 2>/dev/null
   du -sh --exclude=.git --exclude=.venv --exclude=node_modules . ;;
 stage)
   part=${2:?a|b}
-  mkdir -p $W; cp .gpujob/v02$part/k.xz.* $W/
-  if [ "$part" = a ]; then
+  mkdir -p $W; cp .gpujob/v02$part/k.xz.* $W/ 2>/dev/null
+  if [ "$part" = c ]; then
+    cp .gpujob/v02c/hifigan_v1_fp16.pt $W/ && echo "vocoder teacher ok"
+  elif [ "$part" = a ]; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
       --target $W/site .gpujob/v02a/whl/*.whl && echo "wheels ok"
   else
@@ -70,6 +88,15 @@ start)
   mkdir -p $W/logs $W/models; cp -r server $W/; cp -r models/speaker_encoder $W/models/
   cp models/acoustic/emostream-fs2-*-fp16.pt $W/init.pt
   cp bench/kokoro_teacher.py $W/bench_kokoro.py
+  VOC=""  # the light vocoder trains on the same mels when stage c brought V1's weights
+  if [ -f $W/hifigan_v1_fp16.pt ]; then
+    INITV=""
+    for f in models/vocoder/lite-vocoder-*-fp16.pt; do
+      [ -f "$f" ] && cp "$f" $W/lite_init.pt && INITV="--init lite_init.pt"
+    done
+    VOC="python3 -m emostream.train.vocoder_gan --corpus corpus --out voc --budget $TRAIN"
+    VOC="$VOC --follow --device cuda --teacher hifigan_v1_fp16.pt $INITV > logs/vocoder.log 2>&1 &"
+  fi
   cat > $W/job.sh <<EOF
 export PYTHONPATH=$W/site:$W/server PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
 cd $W
@@ -78,6 +105,7 @@ python3 -m emostream.train.render_gpu --plan plan --model kokoro.onnx --out corp
 timeout 150 python3 bench_kokoro.py --plan plan --model kokoro.onnx --device cuda --n 16 \
   --out logs/parity.json > logs/parity.log 2>&1 &
 while [ \$(ls corpus/*.npz.xz 2>/dev/null | wc -l) -lt 12 ]; do sleep 5; done
+$VOC
 python3 -m emostream.train.train --corpus corpus --out run --init init.pt --follow \
   --budget $TRAIN --eval-every 500 --save-every 2000 > logs/train.log 2>&1
 echo done > logs/train.done
@@ -100,5 +128,9 @@ collect)
   tr '\r' '\n' < $W/logs/train.log | grep -vE "it/s\]$" | tail -40 > "$OUT/train.log"
   tail -20 $W/logs/render.log > "$OUT/render.log"
   [ -f $W/run/model_fp16.pt ] && split -b 15M $W/run/model_fp16.pt "$OUT/model_fp16.pt."
+  if [ -d $W/voc ]; then  # the light vocoder, if it trained alongside
+    cp $W/voc/lite_vocoder_fp16.pt $W/voc/summary-*.json "$OUT"/ 2>/dev/null
+    tail -20 $W/logs/vocoder.log > "$OUT/vocoder.log"
+  fi
   ls -la "$OUT" ;;
 esac
