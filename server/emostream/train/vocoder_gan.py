@@ -267,13 +267,21 @@ class PeriodDiscriminator(nn.Module):
         if n % self.period:
             x = F.pad(x[:, None], (0, self.period - n % self.period), mode="reflect")[:, 0]
         h = x.reshape(b, 1, -1, self.period)
-        fmaps = []
-        for conv in self.convs:
-            h = F.leaky_relu(conv(h), LRELU)
-            fmaps.append(h)
-        h = self.post(h)
+        return _conv_stack(self.convs, self.post, h)
+
+
+def _conv_stack(
+    convs: nn.ModuleList, post: nn.Module, h: torch.Tensor
+) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """A discriminator's body: leaky-ReLU convs, then its output conv; every map kept for
+    feature matching."""
+    fmaps = []
+    for conv in convs:
+        h = F.leaky_relu(conv(h), LRELU)
         fmaps.append(h)
-        return h.flatten(1), fmaps
+    h = post(h)
+    fmaps.append(h)
+    return h.flatten(1), fmaps
 
 
 class ResolutionDiscriminator(nn.Module):
@@ -298,13 +306,7 @@ class ResolutionDiscriminator(nn.Module):
         with torch.autocast(x.device.type, enabled=False):
             mag = spectra.magnitude(x.float(), self.n_fft, self.hop)
             h = torch.log1p(mag)[:, None]
-        fmaps = []
-        for conv in self.convs:
-            h = F.leaky_relu(conv(h), LRELU)
-            fmaps.append(h)
-        h = self.post(h)
-        fmaps.append(h)
-        return h.flatten(1), fmaps
+        return _conv_stack(self.convs, self.post, h)
 
 
 class Discriminators(nn.Module):
