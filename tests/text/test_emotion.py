@@ -3,13 +3,13 @@ from __future__ import annotations
 import pytest
 
 from emostream.text.emotion import (
+    EMOTIONS,
     LIMITS,
     PROFILES,
     ProsodyControls,
     parse_prompt,
     prosody_controls,
 )
-from emostream.voices.base import EMOTIONS
 
 
 @pytest.mark.parametrize(

@@ -374,7 +374,7 @@ def prosody_sweep(
     speakers: list[str],
     asr: Callable[..., str] | None,
 ) -> dict[str, Any]:
-    from emostream.voices.base import EMOTIONS
+    from emostream.text.emotion import EMOTIONS
 
     settings: list[tuple[str, dict[str, Any]]] = [("neutral", {}), *CONTROL_SWEEP]
     settings += [(f"emotion={e}", {"emotion": e, "intensity": 1.0}) for e in EMOTIONS[1:]]

@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from emostream.config import Settings
+from emostream.engine.metrics import Metrics
 from emostream.engine.runner import Runner, ThreadRunner
 from emostream.engine.streamer import (
     Event,
@@ -22,7 +23,6 @@ from emostream.engine.streamer import (
     UtteranceStats,
     stream_utterance,
 )
-from emostream.transport.metrics import Metrics
 from emostream.voices.base import Voice, VoiceInfo
 from emostream.voices.catalog import VoiceCatalog
 from emostream.voices.registry import VoiceRegistry

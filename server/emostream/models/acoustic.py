@@ -30,8 +30,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from emostream.text.emotion import EMOTIONS
 from emostream.text.phonemes import BOS, EOS, NUM_LANGS, NUM_TONES, PUNCTUATION, SPACE, SYMBOLS
-from emostream.voices.base import EMOTIONS
 
 
 def pause_symbol_ids() -> tuple[int, ...]:

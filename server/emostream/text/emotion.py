@@ -35,7 +35,16 @@ import math
 import re
 from dataclasses import dataclass
 
-from emostream.voices.base import EMOTIONS
+# EmotiVoice's label set; the protocol, the voices and the acoustic model's emotion table use it.
+EMOTIONS: tuple[str, ...] = (
+    "neutral",
+    "happy",
+    "angry",
+    "sad",
+    "surprised",
+    "disgusted",
+    "fearful",
+)
 
 DEFAULT_INTENSITY = 0.7  # a bare emotion word ("开心", "happy")
 WEAK = 0.55  # factor for "a bit", "有点"

@@ -18,9 +18,9 @@ from starlette.staticfiles import StaticFiles
 
 from emostream.config import Settings
 from emostream.engine.devices import setup_device
+from emostream.engine.metrics import Metrics
 from emostream.engine.service import SpeechService
 from emostream.transport import http
-from emostream.transport.metrics import Metrics
 from emostream.transport.voices_api import voice_routes
 from emostream.transport.ws import stream_endpoint
 from emostream.voices.cache import EmbeddingCache

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from emostream.codec.packetizer import FRAME_MS, SAMPLE_RATES, FormatError, OutputFormat
-from emostream.text.emotion import parse_prompt
+from emostream.text.emotion import EMOTIONS, parse_prompt
 from emostream.text.normalize import normalize
 from emostream.text.splitter import Segmenter
-from emostream.voices.base import EMOTIONS, Controls, UnsupportedControl, VoiceInfo, check_controls
+from emostream.voices.base import Controls, UnsupportedControl, VoiceInfo, check_controls
 
 State = Literal["idle", "open", "ending"]
 

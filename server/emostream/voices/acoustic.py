@@ -22,9 +22,9 @@ import numpy.typing as npt
 import torch
 
 from emostream.models.acoustic import AcousticModel, Prosody, controls_tensor
-from emostream.text.emotion import prosody_controls
+from emostream.text.emotion import EMOTIONS, prosody_controls
 from emostream.text.phonemes import G2P, PhonemeSequence
-from emostream.voices.base import EMOTIONS, Controls, Latent, VoiceInfo
+from emostream.voices.base import Controls, Latent, VoiceInfo
 
 Decoder = Callable[[npt.NDArray[np.float32]], npt.NDArray[np.float32]]
 

@@ -17,16 +17,6 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-EMOTIONS: tuple[str, ...] = (
-    "neutral",
-    "happy",
-    "angry",
-    "sad",
-    "surprised",
-    "disgusted",
-    "fearful",
-)
-
 # Every control a request can name; a voice lists the subset it really honours.
 ALL_CONTROLS: tuple[str, ...] = ("speed", "pitch_shift", "energy", "emotion", "speaker")
 

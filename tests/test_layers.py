@@ -1,0 +1,75 @@
+"""Imports only point down the package's layers (order in ``docs/layers.md``)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "server" / "emostream"
+
+# Lower numbers are lower layers; a module may import its own layer and those below it.
+LAYERS: dict[str, int] = {
+    "config": 0,
+    "types": 0,
+    "text": 1,
+    "codec": 1,
+    "models": 2,
+    "voices": 3,
+    "engine": 4,
+    "train": 4,
+    "transport": 5,
+    "cli": 6,
+    "__main__": 6,
+    "bench": 7,
+}
+
+
+def _layer_of(module: str) -> str:
+    """``emostream.engine.service`` → ``engine``; ``emostream.cli`` → ``cli``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        found += [(node.lineno, n) for n in names if n.startswith("emostream.")]
+    return found
+
+
+def _modules() -> list[Path]:
+    return sorted(
+        p for p in PACKAGE.rglob("*.py") if p.name != "__init__.py" or p.parent != PACKAGE
+    )
+
+
+def test_every_package_has_a_layer() -> None:
+    tops = {p.relative_to(PACKAGE).parts[0].removesuffix(".py") for p in _modules()}
+    assert tops - set(LAYERS) == set(), "add new packages to LAYERS and docs/layers.md"
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_point_down(path: Path) -> None:
+    own = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+    upward = [
+        f"line {line}: {name}"
+        for line, name in _imports(path)
+        if LAYERS.get(_layer_of(name), 0) > LAYERS[own]
+    ]
+    assert not upward, f"{own} (layer {LAYERS[own]}) imports from above: {upward}"
+
+
+def test_the_check_can_fail(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("from emostream.transport.app import create_app\n", encoding="utf-8")
+    assert [n for _, n in _imports(bad)] == ["emostream.transport.app"]
+    assert LAYERS[_layer_of("emostream.transport.app")] > LAYERS["engine"]
