@@ -245,16 +245,30 @@ def intelligibility(
             for system, (audio, sr) in systems.items():
                 hyp = asr(audio, sr, language=lang)
                 row: dict[str, Any] = {"system": system, "speaker": spk, "text": text, "asr": hyp}
-                if lang == "en":
-                    row["wer"] = round(wer(text, hyp), 4)
-                else:
-                    row["cer"] = round(cer(text, hyp), 4)
-                    row["syllable_error"] = round(syllable_error(text, hyp), 4)
+                score_row(row, lang)
                 row["seconds"] = round(len(audio) / sr, 2)
                 if i < dnsmos_texts:
                     row["dnsmos"] = dnsmos_scores(audio, sr)
                 rows.append(row)
                 log.info("%s %s %s: %s", lang, system, spk, hyp)
+    return {"language": lang, "texts": len(texts), "speakers": speakers,
+            "summary": intelligibility_summary(rows, speakers, lang), "utterances": rows}  # fmt: skip
+
+
+def score_row(row: dict[str, Any], lang: str) -> None:
+    """Score one transcript (``row["asr"]``) against its ``row["text"]``, in place."""
+    text, hyp = row["text"], row["asr"]
+    if lang == "en":
+        row["wer"] = round(wer(text, hyp), 4)
+    else:
+        row["cer"] = round(cer(text, hyp), 4)
+        row["syllable_error"] = round(syllable_error(text, hyp), 4)
+
+
+def intelligibility_summary(
+    rows: list[dict[str, Any]], speakers: list[str], lang: str
+) -> dict[str, Any]:
+    """Mean scores per system, per speaker, utterance and perfect counts."""
     keys = ["wer"] if lang == "en" else ["cer", "syllable_error"]
     summary: dict[str, Any] = {}
     for system in sorted({r["system"] for r in rows}):
@@ -266,8 +280,7 @@ def intelligibility(
         }
         summary[system]["utterances"] = len(mine)
         summary[system]["perfect"] = sum(1 for r in mine if r[keys[0]] == 0.0)
-    return {"language": lang, "texts": len(texts), "speakers": speakers, "summary": summary,
-            "utterances": rows}  # fmt: skip
+    return summary
 
 
 def _wav_bytes(audio: FloatArray, rate: int) -> bytes:

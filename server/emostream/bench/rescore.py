@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 from pathlib import Path
 from typing import Any
 
-from emostream.bench.asr import cer, syllable_error
-from emostream.bench.quality import wer
+from emostream.bench.acoustic_quality import intelligibility_summary, score_row
 
 SCORING = (
     "English: WER over whisper-normalizer's EnglishTextNormalizer (numbers, currency, percent, "
@@ -27,32 +25,13 @@ SCORING = (
 )
 
 
-def _mean(xs: list[float]) -> float:
-    return round(statistics.fmean(xs), 4) if xs else float("nan")
-
-
 def rescore_section(section: dict[str, Any]) -> dict[str, Any]:
     """New scores for every row of one intelligibility section, and its summary rebuilt."""
     lang = section["language"]
-    keys = ["wer"] if lang == "en" else ["cer", "syllable_error"]
     for row in section["utterances"]:
-        if lang == "en":
-            row["wer"] = round(wer(row["text"], row["asr"]), 4)
-        else:
-            row["cer"] = round(cer(row["text"], row["asr"]), 4)
-            row["syllable_error"] = round(syllable_error(row["text"], row["asr"]), 4)
-    summary: dict[str, Any] = {}
-    for system in sorted({r["system"] for r in section["utterances"]}):
-        mine = [r for r in section["utterances"] if r["system"] == system]
-        summary[system] = {k: _mean([r[k] for r in mine]) for k in keys}
-        summary[system]["per_speaker"] = {
-            spk: {k: _mean([r[k] for r in mine if r["speaker"] == spk]) for k in keys}
-            for spk in section["speakers"]
-        }
-        summary[system]["utterances"] = len(mine)
-        summary[system]["perfect"] = sum(1 for r in mine if r[keys[0]] == 0.0)
+        score_row(row, lang)
     section.setdefault("summary_before_rescore", section.get("summary"))
-    section["summary"] = summary
+    section["summary"] = intelligibility_summary(section["utterances"], section["speakers"], lang)
     section["scoring"] = SCORING
     return section
 

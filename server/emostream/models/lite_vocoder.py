@@ -49,7 +49,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-LOG_CLAMP = math.log(1e-5)  # the log-mel of digital silence
+from emostream.models.mel import silence_level
+
+LOG_CLAMP = silence_level()  # the log-mel of digital silence (V1's mel settings)
 MEL_SCALE = 4.0
 MAX_MAGNITUDE = 100.0
 

@@ -114,34 +114,31 @@ async def _body(
 ) -> AsyncIterator[bytes]:
     rate = req.fmt.sample_rate
     ogg: OggOpusWriter | None = None
-    try:
-        if fmt_name == "opus":
-            ogg = OggOpusWriter(
-                sample_rate=rate, pre_skip=int(rate * 0.0065)
-            )  # libopus lookahead 6.5 ms
-            yield ogg.header()
-        elif fmt_name == "wav":
-            yield wav_header(sample_rate=rate)
-        per_packet = rate * FRAME_MS // 1000
-        async with service.utterance(req, _segments(texts), transport="http", slot=slot) as (
-            out,
-            _stats,
-        ):
-            batch: list[bytes] = []
-            async for item in out:
-                if not isinstance(item, Packet):
-                    continue
-                if ogg is None:
-                    yield item.data
-                    continue
-                batch.append(item.data)
-                if len(batch) >= 5:  # 100 ms per Ogg page
-                    yield ogg.pages(batch, per_packet)
-                    batch = []
-            if ogg is not None:
-                yield ogg.pages(batch, per_packet, last=True)
-    finally:
-        slot.release()
+    if fmt_name == "opus":
+        ogg = OggOpusWriter(
+            sample_rate=rate, pre_skip=int(rate * 0.0065)
+        )  # libopus lookahead 6.5 ms
+        yield ogg.header()
+    elif fmt_name == "wav":
+        yield wav_header(sample_rate=rate)
+    per_packet = rate * FRAME_MS // 1000
+    async with service.utterance(req, _segments(texts), transport="http", slot=slot) as (
+        out,
+        _stats,
+    ):
+        batch: list[bytes] = []
+        async for item in out:
+            if not isinstance(item, Packet):
+                continue
+            if ogg is None:
+                yield item.data
+                continue
+            batch.append(item.data)
+            if len(batch) >= 5:  # 100 ms per Ogg page
+                yield ogg.pages(batch, per_packet)
+                batch = []
+        if ogg is not None:
+            yield ogg.pages(batch, per_packet, last=True)
 
 
 CLONE_UNAVAILABLE = (

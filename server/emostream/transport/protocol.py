@@ -150,16 +150,6 @@ def _number(msg: dict[str, Any], key: str, default: float, lo: float, hi: float)
     return float(value)
 
 
-def _string(msg: dict[str, Any], key: str, *, code: str = "bad_value") -> str | None:
-    """An optional non-empty string field (``None`` when absent or ``null``)."""
-    value = msg.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise ProtocolError(code, f"{key!r} must be a non-empty string")
-    return value
-
-
 def _integer(raw: dict[str, Any], key: str, default: int, *, code: str, name: str) -> int:
     """An optional whole-number field (``48000`` or ``48000.0``, not ``"48000"`` or ``true``)."""
     value = raw.get(key)
@@ -185,8 +175,12 @@ def bool_field(msg: dict[str, Any], key: str, default: bool = False) -> bool:
 
 def voice_field(msg: dict[str, Any], default: str) -> str:
     """The ``voice`` id: the server default when absent or ``null``, else a non-empty string."""
-    voice = _string(msg, "voice")
-    return default if voice is None else voice
+    voice = msg.get("voice")
+    if voice is None:
+        return default
+    if not isinstance(voice, str) or not voice.strip():
+        raise ProtocolError("bad_value", "'voice' must be a non-empty string")
+    return voice
 
 
 def sample_rate_field(raw: dict[str, Any], default: int, *, name: str = "sample_rate") -> int:
