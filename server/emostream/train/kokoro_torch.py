@@ -24,6 +24,7 @@ import importlib.util
 import json
 import re
 import sys
+import tempfile
 import types
 import warnings
 from collections.abc import Sequence
@@ -227,11 +228,12 @@ def load_kmodel(onnx_path: Path) -> torch.nn.Module:
     """``KModel`` with the int8 ONNX weights (dequantised), in eval mode on CPU."""
     km = _kokoro_package()
     cfg = kokoro_config()
-    empty = Path(onnx_path).with_suffix(".empty.pth")
-    if not empty.exists():
+    # KModel reads its weights from a file (or downloads them): give it an empty one, in a
+    # temporary folder rather than beside the model, and load ours below.
+    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the package's LSTM dropout and weight_norm notices
+        empty = Path(tmp) / "empty.pth"
         torch.save({}, empty)
-    with warnings.catch_warnings():  # the package's LSTM dropout and weight_norm notices
-        warnings.simplefilter("ignore")
         model: torch.nn.Module = km.KModel(
             repo_id="hexgrad/Kokoro-82M", config=cfg, model=str(empty)
         )
