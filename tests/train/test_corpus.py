@@ -32,6 +32,36 @@ def test_make_speakers_caps_blends() -> None:
     assert all(len(s.weights) >= 2 for s in blends)
 
 
+def test_cross_speakers_keep_prosody_language_and_borrow_timbre() -> None:
+    names = [f"af_{i}" for i in range(5)] + [f"zf_{i}" for i in range(3)]
+    spk = corpus.make_speakers(names, blends_en=0, blends_zh=0, cross_en=6, cross_zh=9, seed=3)
+    cross = [s for s in spk if "cross" in s.name]
+    assert len(cross) == 15
+    for s in cross:
+        own, other = ("a", "z") if s.lang == "en" else ("z", "a")
+        assert all(v.startswith(own) for v in s.weights)  # prosody: its own language only
+        share = sum(w for v, w in s.timbre.items() if v.startswith(other))
+        assert 0 < share <= 0.6 + 1e-3  # timbre: partly the other language's, capped
+        assert abs(sum(s.timbre.values()) - 1) < 1e-3
+    assert all(not s.timbre for s in spk if "cross" not in s.name)
+
+
+def test_speaker_style_swaps_only_the_decoder_half() -> None:
+    from emostream.train.teacher import TIMBRE_DIMS, speaker_style
+
+    rng = np.random.default_rng(0)
+    voices = {k: rng.standard_normal((4, 1, 256)).astype(np.float32) for k in ("a", "b", "z")}
+    st = speaker_style(voices, {"z": 1.0}, {"a": 0.5, "b": 0.5})
+    np.testing.assert_allclose(st[..., TIMBRE_DIMS:], voices["z"][..., TIMBRE_DIMS:])
+    np.testing.assert_allclose(
+        st[..., :TIMBRE_DIMS],
+        (voices["a"][..., :TIMBRE_DIMS] + voices["b"][..., :TIMBRE_DIMS]) / 2,
+        rtol=1e-6,
+    )
+    assert not np.shares_memory(st, voices["z"])
+    np.testing.assert_array_equal(speaker_style(voices, {"z": 1.0}), voices["z"])
+
+
 @pytest.mark.slow
 def test_tiny_corpus_with_kokoro(tmp_path: Path) -> None:
     pytest.importorskip("kokoro_onnx")

@@ -38,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     pl.add_argument("--seed", type=int, default=0)
     pl.add_argument("--blends-en", type=int, default=28)
     pl.add_argument("--blends-zh", type=int, default=16)
+    pl.add_argument("--cross-en", type=int, default=0, help="English speakers, any timbre")
+    pl.add_argument("--cross-zh", type=int, default=0, help="Mandarin speakers, any timbre")
     pl.add_argument("--exclude", default="", help="voices kept out of training (held out)")
     pl.add_argument("--renderings", type=int, default=1, help="speakers per sentence")
     s = sub.add_parser("synth", help="render jobs with Kokoro into shards")
@@ -91,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
             [v for v in load_voices(a.voices) if v not in held],
             blends_en=a.blends_en,
             blends_zh=a.blends_zh,
+            cross_en=a.cross_en,
+            cross_zh=a.cross_zh,
             seed=a.seed,
         )
         a.out.mkdir(parents=True, exist_ok=True)

@@ -36,9 +36,9 @@ log = logging.getLogger(__name__)
 def style_tables(
     speakers: list[corpus.Speaker], voices: dict[str, npt.NDArray[np.float32]]
 ) -> dict[str, npt.NDArray[np.float32]]:
-    from emostream.train.teacher import blend
+    from emostream.train.teacher import speaker_style
 
-    return {s.name: blend(voices, s.weights) for s in speakers}
+    return {s.name: speaker_style(voices, s.weights, s.timbre) for s in speakers}
 
 
 def _worker(rank: int, args: dict[str, Any]) -> dict[str, Any]:

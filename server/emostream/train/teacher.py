@@ -89,6 +89,24 @@ def blend(
     return acc
 
 
+TIMBRE_DIMS = 128  # Kokoro's style row: [:128] conditions the decoder, [128:] the prosody
+
+
+def speaker_style(
+    voices: dict[str, npt.NDArray[np.float32]],
+    weights: dict[str, float],
+    timbre: dict[str, float] | None = None,
+) -> npt.NDArray[np.float32]:
+    """A speaker's style table: ``weights`` blended; with ``timbre``, the decoder half
+    (voice quality) blended from those voices instead, the prosody half kept. Kokoro's text
+    encoder and alignment do not read the style, so the phones stay those of ``weights``'
+    language while the timbre can come from any voice."""
+    table = blend(voices, weights)
+    if timbre:
+        table[..., :TIMBRE_DIMS] = blend(voices, timbre)[..., :TIMBRE_DIMS]
+    return table
+
+
 def style_row(style_table: npt.NDArray[np.float32], num_tokens: int) -> npt.NDArray[np.float32]:
     """Kokoro's style vector for an input of ``num_tokens`` tokens (pads not counted)."""
     if style_table.ndim == 1:
