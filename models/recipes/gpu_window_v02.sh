@@ -75,7 +75,7 @@ torch.save({"generator": {k: v.half() for k, v in state.items()}}, sys.argv[1])
 PY
   du -sh "$A" "$B" "$C" ;;
 hide)
-  mkdir -p /tmp/v02-hidden
+  rm -rf /tmp/v02-hidden; mkdir -p /tmp/v02-hidden  # restored with git checkout
   mv models/corpus/v1 models/corpus/plan models/acoustic /tmp/v02-hidden/ 2>/dev/null
   du -sh --exclude=.git --exclude=.venv --exclude=node_modules . ;;
 stage)

@@ -325,16 +325,32 @@ class AcousticModel(nn.Module):
 
     @classmethod
     def load(cls, path: str | Path, *, map_location: str = "cpu") -> AcousticModel:
-        blob = torch.load(str(path), map_location=map_location, weights_only=False)
+        """A checkpoint :meth:`save` wrote, or a shipped ONNX file :meth:`export_onnx` wrote
+        (its initializers are this module's ``state_dict``), as float32 in eval mode."""
+        blob = read_checkpoint(path, map_location=map_location)
         model = cls(AcousticConfig.from_dict(blob["config"]))
         model.load_state_dict(
             {k: v.float() if v.is_floating_point() else v for k, v in blob["model"].items()}
         )
         return model.eval()
 
-    def export_onnx(self, path: str | Path, *, opset: int = 17) -> Path:
+    def export_onnx(
+        self,
+        path: str | Path,
+        *,
+        opset: int = 17,
+        half: bool = False,
+        extra: dict[str, Any] | None = None,
+    ) -> Path:
         """Batch-1 inference graph: inputs ids/tones/langs [1, N], speaker [1, 256], emotion [1],
-        intensity [1], controls [1, 5]; outputs mel [1, T, 80] and durations [1, N]."""
+        intensity [1], controls [1, 5]; outputs mel [1, T, 80] and durations [1, N].
+
+        Every parameter keeps its ``state_dict`` name (prefixed ``model.``) so :meth:`load`
+        reads the file back; the config (and ``extra``, e.g. the step) is in the metadata.
+        ``half`` stores the weights as float16 (ONNX Runtime still computes in float32):
+        how a version ships, see :mod:`emostream.models.onnx_weights`."""
+        from emostream.models.onnx_weights import finish_export
+
         path = Path(path)
         was_training = self.training
         wrapper = _InferWrapper(self).eval()  # export restores the wrapper's mode afterwards
@@ -352,7 +368,7 @@ class AcousticModel(nn.Module):
             warnings.simplefilter("ignore")  # (and its tracer warnings are expected here)
             self._export(wrapper, example, path, opset)
         self.train(was_training)
-        return path
+        return finish_export(path, config=asdict(self.config), half=half, extra=extra)
 
     @staticmethod
     def _export(
@@ -364,6 +380,7 @@ class AcousticModel(nn.Module):
             str(path),
             opset_version=opset,
             dynamo=False,
+            do_constant_folding=False,  # keeps the state_dict names (ONNX Runtime folds)
             input_names=["ids", "tones", "langs", "speaker", "emotion", "intensity", "controls"],
             output_names=["mel", "durations"],
             dynamic_axes={
@@ -392,6 +409,36 @@ class _InferWrapper(nn.Module):
         controls: torch.Tensor,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         return self.model.infer(ids, tones, langs, speaker, emotion, intensity, controls)
+
+
+ONNX_PREFIX = "model."  # _InferWrapper holds the model as .model
+
+
+def read_checkpoint(path: str | Path, *, map_location: str = "cpu") -> dict[str, Any]:
+    """``{"config", "model", ...}`` from a torch checkpoint or a shipped ONNX export (its
+    metadata: config, step ...; its initializers: the weights, as stored)."""
+    if Path(path).suffix != ".onnx":
+        blob: dict[str, Any] = torch.load(str(path), map_location=map_location, weights_only=False)
+        return blob
+    from emostream.models import onnx_weights
+
+    meta = onnx_weights.read_metadata(path)
+    state = onnx_weights.read_state(path, prefix=ONNX_PREFIX)
+    out: dict[str, Any] = {
+        k: _json_or_text(v) for k, v in meta.items() if k != onnx_weights.CONFIG_KEY
+    }
+    out["config"] = onnx_weights.read_config(path)
+    out["model"] = {k: torch.from_numpy(v.copy()) for k, v in state.items()}
+    return out
+
+
+def _json_or_text(value: str) -> Any:
+    import json
+
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
 
 
 def controls_tensor(p: Prosody, batch: int = 1) -> torch.Tensor:

@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from emostream.models.acoustic import AcousticConfig, AcousticModel
+from emostream.models.acoustic import AcousticConfig, AcousticModel, read_checkpoint
 from emostream.train.corpus import Utterance, dequantize_mel, read_shard
 
 log = logging.getLogger(__name__)
@@ -228,7 +228,7 @@ def train(
         state = torch.load(ckpt, map_location="cpu", weights_only=False)
         cfg = AcousticConfig.from_dict(state["config"])
     elif init is not None:
-        warm = torch.load(init, map_location="cpu", weights_only=False)
+        warm = read_checkpoint(init)  # a shipped .onnx or a model_fp16.pt
         from emostream.text.phonemes import SYMBOLS
 
         n_symbols = max(int(warm["config"].get("n_symbols", 0)), len(SYMBOLS))

@@ -1,0 +1,134 @@
+"""ONNX files as the one shipped artifact of a model: fp16 weights, config inside, readable back.
+
+The project ships each trained network once, as the ONNX graph that ONNX Runtime runs on CPU.
+The torch side (GPU serving, training warm starts) reads its ``state_dict`` back from the same
+file, so no second copy of the weights is committed:
+
+* :func:`half_weights` stores every float32 initializer as float16 under **its own name**, with
+  a ``Cast`` to float32 in front of its consumers: the file halves, ONNX Runtime folds the casts
+  when it loads (the arithmetic stays float32), and the values are exactly those of an fp16
+  checkpoint.
+* Export with ``do_constant_folding=False`` so every parameter and buffer keeps its
+  ``state_dict`` name as an initializer name (``torch.onnx.export`` names them so);
+  :func:`read_state` returns them (float16 stays float16) and :func:`read_metadata` the
+  ``metadata_props`` (the model's config as JSON, its training step ...).
+
+Only ``onnx`` and numpy are imported: this module is safe on the torch-free CPU install.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+CAST_SUFFIX = "::f32"
+CONFIG_KEY = "emostream.config"
+
+
+def half_weights(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model`` with its float32 initializers stored as float16 (same names) and cast back to
+    float32 where used. Initializers read inside subgraphs are left float32."""
+    graph = model.graph
+    inner = _subgraph_inputs(graph)
+    casts = []
+    renamed: dict[str, str] = {}
+    for init in graph.initializer:
+        if init.data_type != TensorProto.FLOAT or init.name in inner:
+            continue
+        half = numpy_helper.to_array(init).astype(np.float16)
+        init.CopyFrom(numpy_helper.from_array(half, init.name))
+        renamed[init.name] = init.name + CAST_SUFFIX
+        casts.append(
+            helper.make_node(
+                "Cast", [init.name], [renamed[init.name]], to=TensorProto.FLOAT,
+                name=f"half_weights/{init.name}",
+            )
+        )  # fmt: skip
+    for node in graph.node:
+        for i, name in enumerate(node.input):
+            if name in renamed:
+                node.input[i] = renamed[name]
+    for out in graph.output:
+        if out.name in renamed:  # a weight that is itself an output: keep its float32 name
+            raise ValueError(f"initializer {out.name!r} is a graph output; cannot halve it")
+    nodes = list(graph.node)
+    del graph.node[:]
+    graph.node.extend(casts + nodes)
+    return model
+
+
+def _subgraph_inputs(graph: onnx.GraphProto) -> set[str]:
+    """Names read by nodes inside If/Loop/Scan bodies (left as they are)."""
+    names: set[str] = set()
+    for node in graph.node:
+        for attr in node.attribute:
+            subs = list(attr.graphs) + ([attr.g] if attr.HasField("g") else [])
+            for sub in subs:
+                for n in sub.node:
+                    names.update(n.input)
+                names |= _subgraph_inputs(sub)
+    return names
+
+
+def set_metadata(model: onnx.ModelProto, values: Mapping[str, Any]) -> None:
+    """Store ``values`` in ``metadata_props`` (strings as they are, anything else as JSON)."""
+    existing = {p.key: p for p in model.metadata_props}
+    for key, value in values.items():
+        text = value if isinstance(value, str) else json.dumps(value)
+        if key in existing:
+            existing[key].value = text
+        else:
+            model.metadata_props.add(key=key, value=text)
+
+
+def read_metadata(path: str | Path) -> dict[str, str]:
+    """``metadata_props`` of the ONNX file at ``path`` (weights are not loaded)."""
+    model = onnx.load(str(path), load_external_data=False)
+    return {p.key: p.value for p in model.metadata_props}
+
+
+def read_config(path: str | Path) -> dict[str, Any]:
+    """The model config a project export stored under :data:`CONFIG_KEY`."""
+    meta = read_metadata(path)
+    if CONFIG_KEY not in meta:
+        raise ValueError(f"{path}: no {CONFIG_KEY!r} in the ONNX metadata (not a project export)")
+    config: dict[str, Any] = json.loads(meta[CONFIG_KEY])
+    return config
+
+
+def read_state(path: str | Path, *, prefix: str = "") -> dict[str, npt.NDArray[Any]]:
+    """Initializers whose names start with ``prefix``, by name without it (dtype as stored)."""
+    model = onnx.load(str(path))
+    return {
+        init.name[len(prefix) :]: numpy_helper.to_array(init)
+        for init in model.graph.initializer
+        if init.name.startswith(prefix)
+    }
+
+
+def finish_export(
+    path: str | Path,
+    *,
+    config: Mapping[str, Any],
+    half: bool,
+    extra: Mapping[str, Any] | None = None,
+) -> Path:
+    """After ``torch.onnx.export`` wrote ``path``: store ``config`` (and ``extra``) in the
+    metadata, optionally halve the weights, check the graph and write it back in place."""
+    path = Path(path)
+    model = onnx.load(str(path))
+    if half:
+        model = half_weights(model)
+    set_metadata(model, {CONFIG_KEY: dict(config), **(extra or {})})
+    onnx.checker.check_model(model)
+    tmp = path.with_name(path.name + ".tmp")
+    onnx.save(model, str(tmp))
+    tmp.replace(path)
+    return path
