@@ -368,7 +368,8 @@ class AcousticModel(nn.Module):
             warnings.simplefilter("ignore")  # (and its tracer warnings are expected here)
             self._export(wrapper, example, path, opset)
         self.train(was_training)
-        return finish_export(path, config=asdict(self.config), half=half, extra=extra)
+        state = {ONNX_PREFIX + k: v.detach().cpu().numpy() for k, v in self.state_dict().items()}
+        return finish_export(path, config=asdict(self.config), half=half, extra=extra, state=state)
 
     @staticmethod
     def _export(

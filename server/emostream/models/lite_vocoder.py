@@ -40,11 +40,13 @@ import math
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import onnx
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -131,18 +133,88 @@ def hann_window(n_fft: int) -> torch.Tensor:
 
 def inverse_dft_basis(n_fft: int) -> torch.Tensor:
     """``[2 * (n_fft // 2 + 1), n_fft]`` float32: rows ``k`` (real parts) and ``bins + k``
-    (imaginary parts) map a one-sided spectrum to its windowed inverse real DFT frame."""
+    (imaginary parts) map a one-sided spectrum to its windowed inverse real DFT frame.
+
+    The phase index is reduced modulo ``n_fft`` in integers (the ONNX twin,
+    :func:`basis_nodes`, computes the same in float32)."""
     bins = n_fft // 2 + 1
-    k = torch.arange(bins, dtype=torch.float64)[:, None]
-    n = torch.arange(n_fft, dtype=torch.float64)[None, :]
-    angle = 2.0 * math.pi * k * n / n_fft
-    scale = torch.full((bins, 1), 2.0 / n_fft, dtype=torch.float64)
-    scale[0] = scale[-1] = 1.0 / n_fft  # DC and Nyquist appear once in the full spectrum
+    k = torch.arange(bins)[:, None]
+    n = torch.arange(n_fft)[None, :]
+    angle = (k * n % n_fft).double() * (2.0 * math.pi / n_fft)
+    edge = (k == 0) | (k == bins - 1)  # DC and Nyquist appear once in the full spectrum
+    scale = torch.where(edge, 1.0 / n_fft, 2.0 / n_fft).double()
     real = scale * torch.cos(angle)
-    imag = -scale * torch.sin(angle)
-    imag[0] = imag[-1] = 0.0
-    win = hann_window(n_fft)[None, :]
+    imag = torch.where(edge, 0.0, -scale * torch.sin(angle))
+    win = 0.5 - 0.5 * torch.cos(n.double() * (2.0 * math.pi / n_fft))
     return (torch.cat([real, imag], dim=0) * win).float()
+
+
+def basis_nodes(n_fft: int, output: str) -> list[onnx.NodeProto]:
+    """ONNX nodes that compute :func:`inverse_dft_basis` into ``output`` from a few scalars.
+    The export puts them where the traced graph had the matrix as a 4 MB constant; ONNX
+    Runtime folds them once when it loads the file, so the shipped file stays small."""
+    from onnx import TensorProto, helper
+
+    bins, tau = n_fft // 2 + 1, 2.0 * math.pi / n_fft
+    p = output + "/basis/"
+    consts: dict[str, tuple[int, Any]] = {
+        "zero": (TensorProto.INT64, 0), "one": (TensorProto.INT64, 1),
+        "bins": (TensorProto.INT64, bins), "last": (TensorProto.INT64, bins - 1),
+        "n_fft": (TensorProto.INT64, n_fft), "tau": (TensorProto.FLOAT, tau),
+        "one_n": (TensorProto.FLOAT, 1.0 / n_fft), "two_n": (TensorProto.FLOAT, 2.0 / n_fft),
+        "zero_f": (TensorProto.FLOAT, 0.0), "half": (TensorProto.FLOAT, 0.5),
+        "ax0": (TensorProto.INT64, [0]), "ax1": (TensorProto.INT64, [1]),
+    }  # fmt: skip
+    nodes = []
+    for name, (dtype, v) in consts.items():
+        dims, vals = ([len(v)], v) if isinstance(v, list) else ([], [v])
+        tensor = helper.make_tensor(p + name, dtype, dims, vals)
+        nodes.append(helper.make_node("Constant", [], [p + name], value=tensor))
+
+    def op(kind: str, inputs: list[str], name: str, **attrs: Any) -> None:
+        nodes.append(helper.make_node(kind, [p + i for i in inputs], [p + name], **attrs))
+
+    op("Range", ["zero", "bins", "one"], "k0")
+    op("Unsqueeze", ["k0", "ax1"], "k")  # [bins, 1]
+    op("Range", ["zero", "n_fft", "one"], "n0")
+    op("Unsqueeze", ["n0", "ax0"], "n")  # [1, n_fft]
+    op("Mul", ["k", "n"], "kn")
+    op("Mod", ["kn", "n_fft"], "kn_mod")
+    op("Cast", ["kn_mod"], "kn_f", to=TensorProto.FLOAT)
+    op("Mul", ["kn_f", "tau"], "angle")
+    op("Equal", ["k", "zero"], "dc")
+    op("Equal", ["k", "last"], "nyq")
+    op("Or", ["dc", "nyq"], "edge")  # DC and Nyquist appear once in the full spectrum
+    op("Where", ["edge", "one_n", "two_n"], "scale")
+    op("Cos", ["angle"], "cos")
+    op("Mul", ["scale", "cos"], "real")
+    op("Sin", ["angle"], "sin")
+    op("Mul", ["scale", "sin"], "ssin")
+    op("Neg", ["ssin"], "nsin")
+    op("Where", ["edge", "zero_f", "nsin"], "imag")
+    op("Cast", ["n"], "n_f", to=TensorProto.FLOAT)
+    op("Mul", ["n_f", "tau"], "wangle")
+    op("Cos", ["wangle"], "wcos")
+    op("Mul", ["wcos", "half"], "hcos")
+    op("Sub", ["half", "hcos"], "win")  # periodic Hann
+    op("Concat", ["real", "imag"], "ri", axis=0)
+    nodes.append(helper.make_node("Mul", [p + "ri", p + "win"], [output]))
+    return nodes
+
+
+def _inline_basis(model: onnx.ModelProto, n_fft: int) -> None:
+    """Replace the traced constant that holds the iSTFT basis by :func:`basis_nodes`."""
+    shape = [2 * (n_fft // 2 + 1), n_fft]
+    graph = model.graph
+    for i, node in enumerate(graph.node):
+        value = next((a.t for a in node.attribute if a.name == "value"), None)
+        if node.op_type == "Constant" and value is not None and list(value.dims) == shape:
+            out = node.output[0]
+            del graph.node[i]
+            for k, new in enumerate(basis_nodes(n_fft, out)):
+                graph.node.insert(i + k, new)
+            return
+    raise ValueError("the exported graph holds no iSTFT basis constant")
 
 
 class LiteVocoder(nn.Module):
@@ -225,15 +297,37 @@ class LiteVocoder(nn.Module):
 
     @classmethod
     def load(cls, path: str | Path, *, device: str | torch.device = "cpu") -> LiteVocoder:
-        """A file :meth:`save` wrote, as float32 in eval mode."""
+        """A file :meth:`save` wrote, or a shipped ONNX file :meth:`export_onnx` wrote, as
+        float32 in eval mode."""
+        if Path(path).suffix == ".onnx":
+            from emostream.models import onnx_weights
+
+            model = cls(LiteVocoderConfig.from_dict(onnx_weights.read_config(path)))
+            state = onnx_weights.read_state(path)
+            model.load_state_dict(
+                {k: torch.from_numpy(state[k].astype(np.float32)) for k in model.state_dict()}
+            )
+            return model.eval().to(device)
         raw: dict[str, Any] = torch.load(path, map_location="cpu", weights_only=True)
         model = cls(LiteVocoderConfig.from_dict(raw["config"]))
         model.load_state_dict({k: v.float() for k, v in raw["model"].items()})
         return model.eval().to(device)
 
-    def export_onnx(self, path: str | Path, *, opset: int = 17) -> Path:
-        """ONNX (fp32, dynamic frames): input ``mel`` ``[1, n_mels, T]``, output ``audio``
-        ``[1, T * hop]``."""
+    def export_onnx(
+        self,
+        path: str | Path,
+        *,
+        opset: int = 17,
+        half: bool = False,
+        extra: dict[str, Any] | None = None,
+    ) -> Path:
+        """ONNX (dynamic frames): input ``mel`` ``[1, n_mels, T]``, output ``audio``
+        ``[1, T * hop]``. Parameters keep their ``state_dict`` names and the config is in the
+        metadata (:meth:`load` reads the file back); ``half`` stores the weights as float16;
+        ONNX Runtime computes in float32. The iSTFT basis is not stored: a few nodes compute
+        it, folded at load (:func:`basis_nodes`)."""
+        from emostream.models.onnx_weights import finish_export
+
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         model = copy.deepcopy(self).to(device="cpu", dtype=torch.float32).eval()
@@ -251,8 +345,17 @@ class LiteVocoder(nn.Module):
                 dynamic_axes={"mel": {2: "frames"}, "audio": {1: "samples"}},
                 opset_version=opset,
                 dynamo=False,
+                do_constant_folding=False,  # keeps the state_dict names (ORT folds)
             )
-        return path
+        state = {k: v.float().numpy() for k, v in model.state_dict().items()}
+        return finish_export(
+            path,
+            config=asdict(self.config),
+            half=half,
+            extra=extra,
+            state=state,
+            rewrite=partial(_inline_basis, n_fft=self.config.n_fft),
+        )
 
     @torch.no_grad()
     def decode(self, mel: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:

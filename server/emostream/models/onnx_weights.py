@@ -19,7 +19,7 @@ Only ``onnx`` and numpy are imported: this module is safe on the torch-free CPU 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +30,15 @@ from onnx import TensorProto, helper, numpy_helper
 
 CAST_SUFFIX = "::f32"
 CONFIG_KEY = "emostream.config"
+LARGE_CONSTANT = 4096  # Constant nodes with at least this many floats are halved too
+ALIASES_KEY = "emostream.aliases"  # state_dict name -> the initializer that holds its values
 
 
 def half_weights(model: onnx.ModelProto) -> onnx.ModelProto:
     """``model`` with its float32 initializers stored as float16 (same names) and cast back to
-    float32 where used. Initializers read inside subgraphs are left float32."""
+    float32 where used; float ``Constant`` nodes of :data:`LARGE_CONSTANT` values or more
+    likewise (they hold non-persistent buffers, e.g. the light vocoder's iSTFT basis: 73 dB
+    SNR against the float32 basis). Initializers read inside subgraphs stay float32."""
     graph = model.graph
     inner = _subgraph_inputs(graph)
     casts = []
@@ -55,6 +59,22 @@ def half_weights(model: onnx.ModelProto) -> onnx.ModelProto:
         for i, name in enumerate(node.input):
             if name in renamed:
                 node.input[i] = renamed[name]
+    for node in list(graph.node):  # large float constants (e.g. an iSTFT basis) likewise
+        value = next((a for a in node.attribute if a.name == "value"), None)
+        if (
+            node.op_type != "Constant"
+            or value is None
+            or value.t.data_type != TensorProto.FLOAT
+            or int(np.prod(value.t.dims)) < LARGE_CONSTANT
+        ):
+            continue
+        value.t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(value.t).astype(np.float16)))
+        out = node.output[0]
+        node.output[0] = out + "::f16"
+        casts.append(helper.make_node("Cast", [node.output[0]], [out], to=TensorProto.FLOAT,
+                                      name=f"half_weights/{out}"))  # fmt: skip
+        casts.insert(0, node)  # the constant itself moves up, ahead of its cast
+        graph.node.remove(node)
     for out in graph.output:
         if out.name in renamed:  # a weight that is itself an output: keep its float32 name
             raise ValueError(f"initializer {out.name!r} is a graph output; cannot halve it")
@@ -104,13 +124,35 @@ def read_config(path: str | Path) -> dict[str, Any]:
 
 
 def read_state(path: str | Path, *, prefix: str = "") -> dict[str, npt.NDArray[Any]]:
-    """Initializers whose names start with ``prefix``, by name without it (dtype as stored)."""
+    """Initializers whose names start with ``prefix``, by name without it (dtype as stored),
+    plus the weights the exporter merged into an identical one (:data:`ALIASES_KEY`)."""
     model = onnx.load(str(path))
-    return {
-        init.name[len(prefix) :]: numpy_helper.to_array(init)
-        for init in model.graph.initializer
-        if init.name.startswith(prefix)
-    }
+    inits = {init.name: numpy_helper.to_array(init) for init in model.graph.initializer}
+    meta = {p.key: p.value for p in model.metadata_props}
+    for name, same in json.loads(meta.get(ALIASES_KEY, "{}")).items():
+        inits[name] = inits[same]
+    return {k[len(prefix) :]: v for k, v in inits.items() if k.startswith(prefix)}
+
+
+def aliases(model: onnx.ModelProto, state: Mapping[str, npt.NDArray[Any]]) -> dict[str, str]:
+    """For each ``state`` entry with no initializer of its name (the exporter keeps one of
+    several identical tensors, e.g. freshly initialised biases), the initializer holding the
+    same values."""
+    inits = {init.name: init for init in model.graph.initializer}
+    out: dict[str, str] = {}
+    for name, value in state.items():
+        if name in inits:
+            continue
+        value = np.asarray(value)
+        for other, init in inits.items():
+            if tuple(init.dims) == value.shape and np.array_equal(
+                numpy_helper.to_array(init), value
+            ):
+                out[name] = other
+                break
+        else:
+            raise ValueError(f"export lost {name!r}: no initializer holds its values")
+    return out
 
 
 def finish_export(
@@ -119,11 +161,19 @@ def finish_export(
     config: Mapping[str, Any],
     half: bool,
     extra: Mapping[str, Any] | None = None,
+    state: Mapping[str, npt.NDArray[Any]] | None = None,
+    rewrite: Callable[[onnx.ModelProto], None] | None = None,
 ) -> Path:
     """After ``torch.onnx.export`` wrote ``path``: store ``config`` (and ``extra``) in the
-    metadata, optionally halve the weights, check the graph and write it back in place."""
+    metadata, optionally halve the weights, check the graph and write it back in place
+    (``rewrite`` edits the graph first). ``state`` (names as in the graph): every entry must
+    be readable back; those the exporter merged into an identical tensor become aliases."""
     path = Path(path)
     model = onnx.load(str(path))
+    if rewrite is not None:
+        rewrite(model)
+    if state is not None:
+        set_metadata(model, {ALIASES_KEY: aliases(model, state)})
     if half:
         model = half_weights(model)
     set_metadata(model, {CONFIG_KEY: dict(config), **(extra or {})})
