@@ -50,6 +50,10 @@ prepare)
     --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
     --platform manylinux2014_x86_64 -d "$A/whl" kokoro==0.9.4 loguru==0.7.3 soxr==1.1.0 \
     kokoro-onnx==0.6.1 soundfile==0.13.1 cffi==2.0.0 pycparser==2.23
+  mkdir -p "$B/whl"  # onnx: reads the shipped .onnx weights (warm start, vocoder init)
+  python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+    --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform manylinux2014_x86_64 -d "$B/whl" onnx==1.23.2 protobuf==7.36.2 ml-dtypes==0.7.0
   V=${KOKORO_VOICES:-/tmp/kjs/package/voices}
   .venv/bin/python - "$V" "$B/plan" <<'PY'
 import sys, numpy as np
@@ -88,6 +92,8 @@ stage)
       --target $W/site .gpujob/v02a/whl/*.whl && echo "wheels ok"
   else
     cp -r .gpujob/v02b/plan $W/
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+      --target $W/site .gpujob/v02b/whl/*.whl 2>/dev/null && echo "onnx wheel ok"
     cat $W/k.xz.00 $W/k.xz.01 $W/k.xz.02 | xz -d > $W/kokoro.onnx && rm $W/k.xz.*
     sha256sum $W/kokoro.onnx | cut -c1-16
   fi
@@ -95,13 +101,16 @@ stage)
 start)
   RENDER=${2:-800}; TRAIN=${3:-1200}
   mkdir -p $W/logs $W/models; cp -r server $W/; cp -r models/speaker_encoder $W/models/
-  cp models/acoustic/emostream-fs2-*-fp16.pt $W/init.pt
+  # Warm start: the shipped ONNX file (needs the onnx wheel, carried in stage b) or a .pt.
+  INIT=$(ls models/acoustic/emostream-fs2-*-fp16.pt 2>/dev/null | head -1)
+  [ -n "$INIT" ] || INIT=$(ls models/acoustic/emostream-fs2-*.onnx | head -1)
+  INITF=init.${INIT##*.}; cp "$INIT" $W/$INITF
   cp bench/kokoro_teacher.py $W/bench_kokoro.py
   VOC=""  # the light vocoder trains on the same mels when stage c brought V1's weights
   if [ -f $W/hifigan_v1_fp16.pt ]; then
     INITV=""
-    for f in models/vocoder/lite-vocoder-*-fp16.pt; do
-      [ -f "$f" ] && cp "$f" $W/lite_init.pt && INITV="--init lite_init.pt"
+    for f in models/vocoder/emostream-lite-vocoder-*.onnx; do
+      [ -f "$f" ] && cp "$f" $W/lite_init.onnx && INITV="--init lite_init.onnx"
     done
     VOC="python3 -m emostream.train.vocoder_gan --corpus corpus --out voc --budget $TRAIN"
     VOC="$VOC --follow --device cuda --teacher hifigan_v1_fp16.pt $INITV > logs/vocoder.log 2>&1 &"
@@ -115,7 +124,7 @@ python3 -m emostream.train.render_gpu --plan plan --model kokoro.onnx --out corp
   --out logs/parity.json > logs/parity.log 2>&1 &
 while [ \$(ls corpus/*.npz.xz 2>/dev/null | wc -l) -lt 12 ]; do sleep 5; done
 $VOC
-python3 -m emostream.train.train --corpus corpus --out run --init init.pt --follow \
+python3 -m emostream.train.train --corpus corpus --out run --init $INITF --follow \
   --budget $TRAIN --eval-every 500 --save-every 2000 > logs/train.log 2>&1
 echo done > logs/train.done
 EOF

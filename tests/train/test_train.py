@@ -52,3 +52,21 @@ def test_trains_and_resumes(tiny_corpus: Path, tmp_path: Path) -> None:
     assert second["step"] == 6  # resumed, not restarted
     assert json.loads((tmp_path / "summary-0000006.json").read_text())["step"] == 6
     assert (tmp_path / "model_fp16.pt").stat().st_size < 5_000_000
+
+
+def test_warm_starts_from_a_shipped_onnx_file(tiny_corpus: Path, tmp_path: Path) -> None:
+    """A version ships as ONNX only; the next training window starts from that file."""
+    import torch
+
+    from emostream.models.acoustic import AcousticModel
+
+    tc = TrainConfig(frames_per_batch=1500, eval_every=2, save_every=100, warmup=10)
+    first = train(tiny_corpus, tmp_path / "a", max_steps=2, tc=tc, model_config=TINY, device="cpu")
+    shipped = AcousticModel.load(tmp_path / "a" / "model_fp16.pt")
+    shipped.export_onnx(tmp_path / "v.onnx", half=True, extra={"step": first["step"]})
+    again = AcousticModel.load(tmp_path / "v.onnx")
+    for k, v in shipped.state_dict().items():
+        assert torch.equal(v, again.state_dict()[k]), k
+    warm = train(tiny_corpus, tmp_path / "b", max_steps=4, tc=tc, device="cpu",
+                 init=tmp_path / "v.onnx")  # fmt: skip
+    assert warm["step"] == 4  # continued from step 2, not from 0

@@ -26,6 +26,23 @@ def test_embedded_voice_off_serves_acoustic_speakers_only() -> None:
 
 def test_unknown_vocoder_checkpoint_fails_loudly() -> None:
     pytest.importorskip("torch")
-    settings = Settings(acoustic="on", vocoder_checkpoint="/nonexistent/generator.pth")
+    settings = Settings(
+        acoustic="on", vocoder="v1", vocoder_checkpoint="/nonexistent/generator.pth"
+    )
     with pytest.raises(FileNotFoundError):
         load_catalog(settings)
+
+
+def test_unknown_vocoder_is_refused() -> None:
+    with pytest.raises(RuntimeError, match="unknown vocoder 'hifigan3'"):
+        load_catalog(Settings(acoustic="on", vocoder="hifigan3"))
+
+
+def test_cpu_default_is_onnx_with_the_light_vocoder() -> None:
+    from emostream.models.acoustic_onnx import OnnxAcousticModel
+    from emostream.voices.catalog import LITE_CONTEXT
+
+    catalog = load_catalog(Settings(acoustic="on"))
+    assert catalog.family is not None and isinstance(catalog.family.model, OnnxAcousticModel)
+    voice = catalog.get("zf_xiaoxiao")
+    assert voice is not None and voice.context_frames == LITE_CONTEXT

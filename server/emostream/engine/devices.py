@@ -1,10 +1,11 @@
 """Build what a ``--device`` needs: the voices' model placement and the runner.
 
-* ``cpu``: every model call on a thread pool (ONNX Runtime for Piper; torch on CPU for the
-  EmoStream acoustic model and HiFi-GAN when the ``[gpu]``/``[train]`` extra is installed).
+* ``cpu``: every model call on a thread pool (ONNX Runtime for Piper, the EmoStream acoustic
+  model and the light vocoder; torch only for ``vocoder=v1``).
 * ``cuda``: the EmoStream acoustic model on the GPU (batched across streams, CUDA graphs per
-  bucket shape) and every mel window of every stream
-  vocoded by one batched HiFi-GAN engine (fp16, CUDA graphs); Piper stays on CPU threads.
+  bucket shape) and every mel window of every stream vocoded by one batched engine (HiFi-GAN
+  V1 in fp16, or with ``vocoder=lite`` the light vocoder in float32; CUDA graphs); Piper
+  stays on CPU threads.
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ class DeviceSetup:
         if not acoustic_graphs or self.engine is None or catalog.family is None:
             return  # nothing to capture (and the CPU path must not import torch)
         from emostream.engine.gpu_runner import GpuRunner
+        from emostream.models.acoustic import AcousticModel
 
-        if isinstance(self.runner, GpuRunner):
-            family = catalog.family
+        family = catalog.family
+        if isinstance(self.runner, GpuRunner) and isinstance(family.model, AcousticModel):
             await asyncio.to_thread(
                 self.runner.prepare_acoustic, family.model, device=family.device
             )
@@ -60,12 +62,41 @@ async def setup_device(settings: Settings) -> DeviceSetup:
         raise RuntimeError("--device cuda: torch sees no CUDA device")
     from emostream.engine.gpu_runner import GpuRunner, GpuVocoderEngine
     from emostream.engine.vocoder_backend import TorchVocoderBackend
-    from emostream.models.hifigan import HifiGan
+    from emostream.voices.catalog import vocoder_choice
 
-    vocoder = HifiGan.load("universal", checkpoint=settings.vocoder_checkpoint or None)
-    backend = TorchVocoderBackend(vocoder, device="cuda")
+    if vocoder_choice(settings) == "lite":
+        backend = TorchVocoderBackend(_lite_module(settings), device="cuda", dtype=torch.float32)
+    else:
+        from emostream.models.hifigan import HifiGan
+
+        vocoder = HifiGan.load("universal", checkpoint=settings.vocoder_checkpoint or None)
+        backend = TorchVocoderBackend(vocoder, device="cuda")
     engine = GpuVocoderEngine(backend)
     await engine.start()
     report = engine.memory_report()
     log.info("GPU vocoder engine ready: %s", report)
     return DeviceSetup(GpuRunner(engine, workers=settings.decode_workers), engine, report)
+
+
+def _lite_module(settings: Settings) -> Any:
+    """The light vocoder (weights from its shipped ONNX file) as the engine's module:
+    ``[B, 80, L] -> [B, 1, L * hop]``, float32 (its iSTFT wants it; 4.5 M parameters)."""
+    from torch import nn
+
+    from emostream.models.lite_vocoder import LiteVocoder
+    from emostream.voices.acoustic import find_models_dir
+    from emostream.voices.catalog import LITE_VOCODER
+
+    models_dir = find_models_dir(settings.models_dir)
+    if models_dir is None or not (models_dir / LITE_VOCODER).is_file():
+        raise RuntimeError("EMOSTREAM_VOCODER=lite: the light vocoder is not under models/")
+
+    class Lite(nn.Module):
+        def __init__(self, inner: LiteVocoder) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, mel: Any) -> Any:
+            return self.inner(mel)[:, None]
+
+    return Lite(LiteVocoder.load(models_dir / LITE_VOCODER))

@@ -283,7 +283,7 @@ class GpuRunner:
         self.engine = engine
         self._cpu = ThreadRunner(workers=workers)  # G2P, CPU voices' calls, non-mel decoders
         self.acoustic_batcher = AcousticBatcher(max_batch=max_acoustic_batch)
-        self._graphed: dict[AcousticModel, GraphedAcoustic] = {}
+        self._graphed: dict[object, GraphedAcoustic] = {}  # by model
 
     def prepare_acoustic(self, model: AcousticModel, *, device: str = "cuda") -> GraphedAcoustic:
         """Capture ``model``'s bucket graphs now (start-up) and batch its requests through

@@ -30,6 +30,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from emostream.models.acoustic_onnx import Prosody
 from emostream.text.emotion import EMOTIONS
 from emostream.text.phonemes import BOS, EOS, NUM_LANGS, NUM_TONES, PUNCTUATION, SPACE, SYMBOLS
 
@@ -70,17 +71,6 @@ class AcousticConfig:
         if "pause_ids" in d:
             d["pause_ids"] = tuple(d["pause_ids"])
         return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
-
-
-@dataclass(frozen=True)
-class Prosody:
-    """Inference-time prosody controls (defaults: as the model predicts)."""
-
-    rate: float = 1.0
-    pitch_shift: float = 0.0  # semitones
-    pitch_range: float = 1.0
-    energy: float = 1.0
-    pause: float = 1.0
 
 
 def _positions(length: int, dim: int, device: torch.device) -> torch.Tensor:
@@ -443,5 +433,4 @@ def _json_or_text(value: str) -> Any:
 
 
 def controls_tensor(p: Prosody, batch: int = 1) -> torch.Tensor:
-    row = [p.rate, p.pitch_shift, p.pitch_range, p.energy, p.pause]
-    return torch.tensor([row] * batch, dtype=torch.float32)
+    return torch.tensor([p.row()] * batch, dtype=torch.float32)

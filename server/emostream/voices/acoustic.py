@@ -1,9 +1,11 @@
 """The project's own acoustic model as a :class:`~emostream.voices.base.Voice`.
 
-``acoustic()`` runs G2P → :class:`~emostream.models.acoustic.AcousticModel` (torch) and returns
-an 80-bin HiFi-GAN mel ``[80, T]`` with frames per unit. ``decode`` is pluggable: pass any
-``mel [80, T] → audio`` callable (the HiFi-GAN runners of :mod:`emostream.models`); without one,
-``decode`` raises.
+``acoustic()`` runs G2P → the acoustic model and returns an 80-bin HiFi-GAN mel ``[80, T]``
+with frames per unit. The model is either :class:`~emostream.models.acoustic.AcousticModel`
+(torch: GPU serving, batched) or :class:`~emostream.models.acoustic_onnx.OnnxAcousticModel`
+(ONNX Runtime on CPU, the default install: no torch); both read the same shipped ONNX file.
+``decode`` is pluggable: pass any ``mel [80, T] → audio`` callable (the light vocoder or
+HiFi-GAN V1) with the context it needs for chunked decoding; without one, ``decode`` raises.
 
 Emotion labels map to variance-adaptor offsets (pitch level and range, energy, rate, pauses)
 from :mod:`emostream.text.emotion`, scaled by intensity, plus the model's emotion embedding.
@@ -16,20 +18,26 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 import numpy.typing as npt
-import torch
 
-from emostream.models.acoustic import AcousticModel, Prosody, controls_tensor
+from emostream.models.acoustic_onnx import OnnxAcousticModel, Prosody, pack_one
 from emostream.text.emotion import EMOTIONS, prosody_controls
 from emostream.text.phonemes import G2P, PhonemeSequence
 from emostream.voices.base import Controls, Latent, VoiceInfo
 
+if TYPE_CHECKING:
+    import torch
+
+    from emostream.models.acoustic import AcousticModel
+
 Decoder = Callable[[npt.NDArray[np.float32]], npt.NDArray[np.float32]]
+Model = Union["AcousticModel", OnnxAcousticModel]
 
 FAMILY = "emostream-fs2"
-CHECKPOINT = "acoustic/emostream-fs2-v0.2-fp16.pt"
+CHECKPOINT = "acoustic/emostream-fs2-v0.2.onnx"  # fp16 weights; torch reads them too
 SPEAKERS = "acoustic/speakers-v0.2.npz"  # mean GE2E per training speaker
 CONTROLS = ("speed", "pitch_shift", "energy", "emotion", "speaker")
 
@@ -64,13 +72,17 @@ class AcousticRequest:
     prosody: Prosody
 
 
-def infer_batch(
-    model: AcousticModel, requests: Sequence[AcousticRequest], *, device: str = "cpu"
-) -> list[Latent]:
-    """Run ``requests`` through ``model`` as one padded batch (unit id 0 is padding; every
-    layer masks it, so each result equals that request run alone, up to float rounding)."""
+def infer_batch(model: Model, requests: Sequence[AcousticRequest], *, device: str = "cpu"
+                ) -> list[Latent]:  # fmt: skip
+    """Run ``requests`` through ``model``: torch as one padded batch (unit id 0 is padding;
+    every layer masks it, so each result equals that request run alone, up to float
+    rounding); ONNX Runtime one request after another (its graph is batch 1)."""
     if not requests:
         return []
+    if isinstance(model, OnnxAcousticModel):
+        return [infer_onnx(model, r) for r in requests]
+    import torch
+
     width = max(len(r.seq.units) for r in requests)
     with torch.inference_mode():
         mel, dur = model.infer(*(t.to(device) for t in collate(requests, width=width)))
@@ -79,12 +91,21 @@ def infer_batch(
     return split_latents(requests, mels, durs)
 
 
+def infer_onnx(model: OnnxAcousticModel, r: AcousticRequest) -> Latent:
+    inputs = pack_one(r.seq.ids(), r.seq.tones, r.seq.langs, r.speaker, r.emotion,
+                      r.intensity, r.prosody)  # fmt: skip
+    mel, durations = model.infer(inputs)
+    return split_latents([r], mel[None], durations[None])[0]
+
+
 def collate(
     requests: Sequence[AcousticRequest], *, width: int, rows: int | None = None
 ) -> tuple[torch.Tensor, ...]:
     """Host tensors for :meth:`AcousticModel.infer`: ids, tones, langs ``[rows, width]``
     (0-padded), speaker, emotion, intensity, controls; ``rows`` (default: one per request)
     pads the batch with empty rows."""
+    import torch
+
     rows = len(requests) if rows is None else rows
     tokens = torch.zeros(3, rows, width, dtype=torch.long)
     speaker = torch.zeros(rows, requests[0].speaker.shape[-1])
@@ -98,7 +119,7 @@ def collate(
         speaker[i] = torch.from_numpy(np.asarray(r.speaker, dtype=np.float32))
         emotion[i] = r.emotion
         intensity[i] = float(r.intensity)
-        controls[i] = controls_tensor(r.prosody)[0]
+        controls[i] = torch.tensor(r.prosody.row())
     return tokens[0], tokens[1], tokens[2], speaker, emotion, intensity, controls
 
 
@@ -121,12 +142,12 @@ class AcousticVoice:
     """One speaker of the acoustic model (a stock speaker's or a cloned GE2E embedding)."""
 
     info: VoiceInfo
-    model: AcousticModel
+    model: Model
     speaker: npt.NDArray[np.float32]  # GE2E, 256-d
     g2p: G2P
     decoder: Decoder | None = None
     hop_length: int = 256
-    context_frames: int = 14  # HiFi-GAN V1: chunked == one-shot from ~14 frames per side
+    context_frames: int = 14  # mel frames each side a chunked decode needs (V1 14, light 29)
     trained_emotions: tuple[str, ...] = ("neutral",)  # labels with a trained embedding row
     device: str = "cpu"
 
@@ -160,29 +181,54 @@ def speaker_language(name: str) -> str:
 
 
 class AcousticFamily:
-    """The shipped model, its stock speakers, and voices for any GE2E embedding (clones)."""
+    """The shipped model, its stock speakers, and voices for any GE2E embedding (clones).
+
+    ``backend``: ``"onnx"`` runs the shipped ONNX file in ONNX Runtime on CPU (``threads``
+    intra-op threads; no torch needed), ``"torch"`` loads its weights into
+    :class:`~emostream.models.acoustic.AcousticModel` on ``device`` (GPU serving, batched).
+    ``context_frames``: what ``decoder`` needs each side of a chunk (see ``AcousticVoice``)."""
 
     def __init__(
         self,
         models_dir: Path,
         *,
         decoder: Decoder | None,
+        backend: str = "onnx",
+        context_frames: int = 14,
         device: str = "cpu",
-        dtype: torch.dtype = torch.float32,
+        dtype: Any = None,
+        threads: int = 1,
     ) -> None:
-        self.model = AcousticModel.load(models_dir / CHECKPOINT).to(device=device, dtype=dtype)
-        self.model.eval()
+        path = models_dir / CHECKPOINT
+        self.model: Model
+        if backend == "onnx":
+            self.model = OnnxAcousticModel(path, threads=threads)
+            device = "cpu"
+        elif backend == "torch":
+            from emostream.models.acoustic import AcousticModel
+
+            self.model = AcousticModel.load(path).to(device=device, dtype=dtype).eval()
+        else:
+            raise ValueError(f"unknown acoustic backend {backend!r} (onnx or torch)")
         with np.load(models_dir / SPEAKERS) as table:
             self.speakers = {k: table[k].astype(np.float32) for k in table.files}
         self.g2p = G2P()
         self.decoder = decoder
+        self.context_frames = context_frames
         self.device = device
+        self.backend = backend
 
     def voice(self, voice_id: str, embedding: npt.NDArray[np.float32], *, language: str,
               description: str) -> AcousticVoice:  # fmt: skip
         info = VoiceInfo(voice_id, FAMILY, language, 22050, CONTROLS, description)
         return AcousticVoice(
-            info, self.model, embedding, self.g2p, self.decoder, device=self.device
+            info,
+            self.model,
+            embedding,
+            self.g2p,
+            self.decoder,
+            context_frames=self.context_frames,
+            device=self.device,
         )
 
     def stock_voices(self) -> list[AcousticVoice]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -12,7 +13,7 @@ from emostream.config import Settings
 from emostream.voices.base import Voice, VoiceInfo
 
 if TYPE_CHECKING:
-    from emostream.voices.acoustic import AcousticFamily
+    from emostream.voices.acoustic import AcousticFamily, Decoder
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +51,8 @@ class VoiceCatalog:
 
 def load_catalog(settings: Settings) -> VoiceCatalog:
     """Stock voices for ``settings``: the embedded Piper voice (CPU) unless
-    ``settings.embedded_voice`` is off, and the EmoStream acoustic model's speakers when
-    ``settings.acoustic`` allows and torch is installed. Raises RuntimeError when
+    ``settings.embedded_voice`` is off, and the EmoStream acoustic model's speakers unless
+    ``settings.acoustic`` is off. Raises RuntimeError when
     ``settings.default_voice`` is not among them."""
     catalog = VoiceCatalog()
     if settings.embedded_voice:
@@ -75,30 +76,65 @@ def load_catalog(settings: Settings) -> VoiceCatalog:
     return catalog
 
 
+def vocoder_choice(settings: Settings) -> str:
+    """``lite`` or ``v1`` for ``settings`` (``auto``: lite on cpu, v1 on cuda)."""
+    choice = settings.vocoder
+    if choice == "auto":
+        return "v1" if settings.device == "cuda" else "lite"
+    if choice not in ("lite", "v1"):
+        raise RuntimeError(f"unknown vocoder {choice!r}: use auto, lite or v1")
+    return choice
+
+
 def load_acoustic_family(settings: Settings) -> AcousticFamily | None:
-    """The shipped EmoStream model, or None (with the reason logged) when it cannot load."""
+    """The shipped EmoStream model, or None (with the reason logged) when it is switched off or
+    not found. On cpu: ONNX Runtime for the acoustic model and (``vocoder=lite``, the default)
+    the light vocoder, no torch needed; ``vocoder=v1`` decodes with HiFi-GAN V1 in torch. On
+    cuda: the torch model, batched on the GPU, and mel windows go to the GPU engine."""
     if settings.acoustic == "off":
         return None
-    try:
-        import torch
+    from emostream.voices.acoustic import AcousticFamily, find_models_dir
 
-        from emostream.voices.acoustic import AcousticFamily, find_models_dir
-    except ImportError as exc:
-        if settings.acoustic == "on":
-            raise RuntimeError("EMOSTREAM_ACOUSTIC=on needs the [gpu] extra (torch)") from exc
-        log.info("EmoStream acoustic voices off: torch is not installed ([gpu] extra)")
-        return None
     models_dir = find_models_dir(settings.models_dir)
     if models_dir is None:
         if settings.acoustic == "on":
-            raise RuntimeError("EmoStream acoustic checkpoint not found (models_dir)")
-        log.info("EmoStream acoustic voices off: no checkpoint under models/")
+            raise RuntimeError("EmoStream acoustic model not found (models_dir)")
+        log.info("EmoStream acoustic voices off: no model under models/")
         return None
+    vocoder = vocoder_choice(settings)
+    context = LITE_CONTEXT if vocoder == "lite" else V1_CONTEXT
     if settings.device == "cuda":
         # Mel windows go to the batched GPU engine (GpuRunner); no per-voice decoder.
-        return AcousticFamily(models_dir, decoder=None, device="cuda")
-    from emostream.models.hifigan import HifiGan
+        return AcousticFamily(models_dir, decoder=None, backend="torch", device="cuda",
+                              context_frames=context)  # fmt: skip
+    decode = lite_decoder(models_dir, settings) if vocoder == "lite" else v1_decoder(settings)
+    return AcousticFamily(models_dir, decoder=decode, backend="onnx", context_frames=context,
+                          threads=settings.cpu_threads)  # fmt: skip
 
+
+LITE_VOCODER = "vocoder/emostream-lite-vocoder-v0.1.onnx"
+LITE_CONTEXT = 29  # frames each side: chunked == one-shot (lite_vocoder.CONTEXT_FRAMES)
+V1_CONTEXT = 14  # HiFi-GAN V1 (hifigan.CONTEXT_FRAMES)
+
+
+def lite_decoder(models_dir: Path, settings: Settings) -> Decoder:
+    """The light vocoder in ONNX Runtime: ``mel [80, T] -> audio [T * 256]``."""
+    from emostream.models.lite_vocoder_onnx import OnnxLiteVocoder
+
+    path = models_dir / LITE_VOCODER
+    if not path.is_file():
+        raise RuntimeError(f"light vocoder not found: {path} (or set EMOSTREAM_VOCODER=v1)")
+    return OnnxLiteVocoder(path, threads=max(1, settings.cpu_threads))
+
+
+def v1_decoder(settings: Settings) -> Decoder:
+    """HiFi-GAN V1 universal in torch on CPU (slower than real time on 2 cores)."""
+    try:
+        import torch
+
+        from emostream.models.hifigan import HifiGan
+    except ImportError as exc:
+        raise RuntimeError("EMOSTREAM_VOCODER=v1 needs the [gpu] extra (torch)") from exc
     torch.set_num_threads(max(1, settings.cpu_threads))
     vocoder = HifiGan.load("universal", checkpoint=settings.vocoder_checkpoint or None)
 
@@ -108,4 +144,4 @@ def load_acoustic_family(settings: Settings) -> AcousticFamily | None:
         out: npt.NDArray[np.float32] = audio.reshape(-1).numpy()
         return out
 
-    return AcousticFamily(models_dir, decoder=decode, device="cpu")
+    return decode
