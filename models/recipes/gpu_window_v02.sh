@@ -144,7 +144,8 @@ collect)
   end=$(( $(date +%s) + ${2:-300} ))
   while [ ! -f $W/logs/train.done ] && [ $(date +%s) -lt $end ]; do sleep 5; done
   mkdir -p "$OUT"
-  cp $W/logs/parity.json $W/corpus/*summary.json $W/corpus/manifest.json $W/run/summary-*.json "$OUT"/ 2>/dev/null
+  cp $W/logs/parity.json $W/corpus/*summary.json $W/corpus/manifest.json $W/run/summary-*.json \
+    $W/corpus/speakers.npz "$OUT"/ 2>/dev/null
   tr '\r' '\n' < $W/logs/train.log | grep -vE "it/s\]$" | tail -40 > "$OUT/train.log"
   tail -20 $W/logs/render.log > "$OUT/render.log"
   [ -f $W/run/model_fp16.pt ] && split -b 15M $W/run/model_fp16.pt "$OUT/model_fp16.pt."

