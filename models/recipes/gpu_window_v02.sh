@@ -29,6 +29,8 @@
 #      bash models/recipes/gpu_window_v02.sh start RENDER_S TRAIN_S
 #   4.. bash models/recipes/gpu_window_v02.sh watch SECONDS      (keeps the lease, reports)
 #   last: bash models/recipes/gpu_window_v02.sh collect WAIT_S   (checkpoint → $OUT in parts)
+# Short lease, light vocoder only: HIDE_CORPUS=0 ... hide, then one call carrying
+#   [".gpujob/v02c"]: bash models/recipes/gpu_window_v02.sh vstart TRAIN_S, then watch/collect.
 #   then (optional): bash models/recipes/gpu_window_v02.sh vocbench  (V1 vs light, GPU speed)
 # Afterwards: `git checkout -- models/corpus` restores what `hide` moved.
 set -uo pipefail
@@ -80,7 +82,8 @@ PY
   du -sh "$A" "$B" "$C" ;;
 hide)
   rm -rf /tmp/v02-hidden; mkdir -p /tmp/v02-hidden  # restored with git checkout
-  mv models/corpus/v1 models/corpus/plan models/acoustic /tmp/v02-hidden/ 2>/dev/null
+  mv models/corpus/plan models/acoustic /tmp/v02-hidden/ 2>/dev/null
+  [ "${HIDE_CORPUS:-1}" = 0 ] || mv models/corpus/v1 /tmp/v02-hidden/
   du -sh --exclude=.git --exclude=.venv --exclude=node_modules . ;;
 stage)
   part=${2:?a|b}
@@ -132,6 +135,23 @@ EOF
   sleep "${START_WAIT:-150}"; tail -3 $W/logs/parity.log; tail -2 $W/logs/render.log
   ls $W/corpus | wc -l; tail -2 $W/logs/vocoder.log 2>/dev/null
   nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader ;;
+vstart)
+  # The light vocoder alone, on the committed ~1 h corpus (models/corpus/v1; `hide` must leave
+  # it in the tree: HIDE_CORPUS=0), in the same call that brings V1's weights (carry
+  # .gpujob/v02c): for a short lease, when rendering a corpus does not fit.
+  TRAIN=${2:-900}
+  mkdir -p $W/logs $W/corpus; cp -r server $W/; cp .gpujob/v02c/hifigan_v1_fp16.pt $W/
+  cp models/corpus/v1/*.npz.xz $W/corpus/
+  cat > $W/vjob.sh <<EOF
+export PYTHONPATH=$W/server PYTHONUNBUFFERED=1 OMP_NUM_THREADS=4
+cd $W
+python3 -m emostream.train.vocoder_gan --corpus corpus --out voc --budget $TRAIN --device cuda \
+  --teacher hifigan_v1_fp16.pt > logs/vocoder.log 2>&1
+echo done > logs/train.done
+EOF
+  setsid bash $W/vjob.sh > $W/logs/job.log 2>&1 < /dev/null &
+  sleep "${START_WAIT:-60}"; tail -4 $W/logs/vocoder.log
+  nvidia-smi --query-gpu=name,utilization.gpu,memory.used --format=csv,noheader ;;
 watch)
   sleep "${2:-500}"
   ls $W/corpus/*.npz.xz | wc -l; tail -2 $W/logs/render.log
