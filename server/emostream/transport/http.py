@@ -16,6 +16,8 @@ from emostream.engine.oneshot import split_text
 from emostream.engine.service import Busy, Slot, SpeechService
 from emostream.engine.streamer import Packet, UtteranceRequest
 from emostream.transport.errors import error
+from emostream.transport.guard import principal_of, voice_visible
+from emostream.transport.limits import KeyLimits, LimitExceeded, StreamPermit
 from emostream.transport.protocol import (
     ProtocolError,
     load_message,
@@ -48,8 +50,18 @@ async def speech(request: Request) -> Response:
     slot is taken before the response starts: a bad or refused request is a 4xx/503 JSON
     error, never a 200 cut short."""
     service: SpeechService = request.app.state.service
+    principal = principal_of(request)
+    if request.app.state.drain.draining:
+        return refused(
+            request, 503, "shutting_down", "the server is shutting down; retry elsewhere"
+        )
+    raw = await read_body(request, service.settings.max_body_bytes)
+    if raw is None:
+        return refused(
+            request, 413, "too_large", f"the body is over {service.settings.max_body_bytes} bytes"
+        )
     try:
-        body = load_message(await request.body())
+        body = load_message(raw)
         text = body.get("input")
         if not isinstance(text, str) or not text.strip():
             return error(400, "empty_text", "'input' must be a non-empty string")
@@ -60,9 +72,10 @@ async def speech(request: Request) -> Response:
                 f"'input' is over {service.settings.max_text_chars} characters",
             )
         voice_id = voice_field(body, service.settings.default_voice)
-        voice = service.voice(voice_id)
+        visible = voice_visible(service.registry, principal, voice_id)
+        voice = service.voice(voice_id) if visible else None
         if voice is None:
-            reason = clone_unavailable(request.app, voice_id)
+            reason = clone_unavailable(request.app, voice_id) if visible else None
             if reason:
                 return error(409, "voice_unavailable", reason)
             known = [i.id for i in service.catalog.infos()]
@@ -84,29 +97,69 @@ async def speech(request: Request) -> Response:
     texts = split_text(text)
     if not texts:
         return error(400, "empty_text", "'input' has no speakable text")
+    limits: KeyLimits = request.app.state.limits
+    try:
+        limits.charge_chars(principal, len(text))
+        permit = limits.open_stream(principal)
+    except LimitExceeded as exc:
+        response = refused(request, 429, exc.code, exc.message)
+        response.headers["Retry-After"] = str(max(1, round(exc.retry_after_s)))
+        return response
     try:
         slot = service.admit()
     except Busy as exc:
+        permit.release()
         return error(503, "busy", f"{exc}; retry shortly")
     req = UtteranceRequest(
         voice=voice, controls=controls, fmt=fmt, stream_id=service.new_stream_id()
     )
-    return _SpeechResponse(slot, _body(service, req, texts, fmt_name, slot), media_type=media)
+    body_iter = _body(service, req, texts, fmt_name, slot)
+    return _SpeechResponse(slot, permit, body_iter, media_type=media)
+
+
+async def read_body(request: Request, limit: int) -> bytes | None:
+    """The request body, or None once it passes ``limit`` bytes (not read further)."""
+    length = request.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def refused(request: Request, status: int, code: str, message: str) -> JSONResponse:
+    """An error response counted in ``emostream_errors``."""
+    request.app.state.service.metrics.errors.labels(code).inc()
+    return error(status, code, message)
 
 
 class _SpeechResponse(StreamingResponse):
     """A streaming body that holds a stream slot: released when the body is done, or when
     the response ends any other way (client gone before the body began, cancellation)."""
 
-    def __init__(self, slot: Slot, content: AsyncIterator[bytes], *, media_type: str) -> None:
+    def __init__(
+        self,
+        slot: Slot,
+        permit: StreamPermit,
+        content: AsyncIterator[bytes],
+        *,
+        media_type: str,
+    ) -> None:
         super().__init__(content, media_type=media_type)
         self.slot = slot
+        self.permit = permit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await super().__call__(scope, receive, send)
         finally:
             self.slot.release()
+            self.permit.release()
 
 
 async def _body(
@@ -154,7 +207,7 @@ async def voices(request: Request) -> JSONResponse:
     out: list[dict[str, Any]] = [
         {**info.as_dict(), "type": "stock", "speakable": True} for info in service.catalog.infos()
     ]
-    for clone in request.app.state.registry.voices():
+    for clone in request.app.state.registry.voices(owner=principal_of(request)):
         if service.can_clone:
             info = service.voice_info(clone.id)
             extra: dict[str, Any] = {"speakable": True, **(info.as_dict() if info else {})}
@@ -173,14 +226,15 @@ def clone_unavailable(request_app: Any, voice_id: str) -> str | None:
 
 async def healthz(request: Request) -> JSONResponse:
     service: SpeechService = request.app.state.service
+    draining = request.app.state.drain.draining
     body: dict[str, Any] = {
-        "status": "ok",
+        "status": "draining" if draining else "ok",
         "voices": len(service.catalog),
         "active_streams": service.active,
         "device": service.settings.device,
         "cloning": service.can_clone,
     }
-    return JSONResponse(body)
+    return JSONResponse(body, status_code=503 if draining else 200)
 
 
 async def metrics(request: Request) -> Response:

@@ -23,10 +23,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from emostream.engine.metrics import Metrics
 from emostream.transport.errors import error
+from emostream.transport.limits import KeyLimits, LimitExceeded
 from emostream.voices.cache import EmbeddingCache
 from emostream.voices.clip import Clip, ClipError, ClipIntake
-from emostream.voices.registry import VoiceRegistry, clean_name
+from emostream.voices.registry import ClonedVoice, VoiceRegistry, clean_name
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +50,12 @@ async def _to_thread(fn: Callable[[], T]) -> T:
     return await asyncio.to_thread(fn)
 
 
-def cloned_voice_dicts(registry: VoiceRegistry) -> list[dict[str, object]]:
-    """The cloned voices as ``GET /v1/voices`` entries (oldest first)."""
-    return [v.as_dict() for v in registry.voices()]
+def cloned_voice_dicts(
+    registry: VoiceRegistry, owner: str | None = None
+) -> list[dict[str, object]]:
+    """The cloned voices as ``GET /v1/voices`` entries (oldest first; ``owner``'s only when
+    given)."""
+    return [v.as_dict() for v in registry.voices(owner=owner)]
 
 
 def voice_routes(
@@ -62,6 +67,9 @@ def voice_routes(
     prefix: str = "/v1/voices",
     offload: Offload[object] | None = None,
     on_change: Callable[[str, str], None] | None = None,
+    owner_of: Callable[[Request], str | None] = lambda _request: None,
+    limits: KeyLimits | None = None,
+    metrics: Metrics | None = None,
 ) -> list[Route]:
     """Routes for the cloned-voice API.
 
@@ -69,12 +77,33 @@ def voice_routes(
     uploaded again (here or on any server sharing the Redis) is not re-embedded. ``offload`` runs
     blocking work (decode, embedding) off the event loop (default ``asyncio.to_thread``).
     ``on_change(event, voice_id)`` is called with ``"created"`` / ``"deleted"`` (for the app's
-    catalog or metrics).
+    catalog or metrics). ``owner_of(request)`` is the caller's principal (``None``: auth off, where
+    every clone is everyone's); a clone belongs to the principal that made it, and another
+    principal's clone answers ``404`` as if it did not exist. ``limits`` counts uploads per key
+    (``429 clone_quota``); ``metrics`` counts the refusals.
     """
     run: Callable[[Callable[[], T]], Awaitable[T]] = offload or _to_thread  # type: ignore[assignment]
     max_bytes = intake.limits.max_bytes
 
+    def refuse(status: int, code: str, message: str) -> Response:
+        if metrics is not None:
+            metrics.errors.labels(code).inc()
+        return error(status, code, message)
+
+    def owned(request: Request, voice_id: str) -> ClonedVoice | None:
+        voice = registry.get(voice_id)
+        owner = owner_of(request)
+        return voice if voice is not None and (owner is None or voice.owner == owner) else None
+
     async def create(request: Request) -> Response:
+        owner = owner_of(request)
+        if limits is not None:
+            try:
+                limits.charge_clone(owner)
+            except LimitExceeded as exc:
+                response = refuse(429, exc.code, exc.message)
+                response.headers["Retry-After"] = str(max(1, round(exc.retry_after_s)))
+                return response
         ctype = request.headers.get("content-type", "")
         if not ctype.startswith("multipart/form-data"):
             return error(415, "bad_content_type", "send multipart/form-data with 'file' and 'name'")
@@ -124,6 +153,7 @@ def voice_routes(
                 speech_s=clip.speech_s,
                 clip_audio=clip.audio,
                 sample_rate=clip.sample_rate,
+                owner=owner,
             )
         )
         if on_change is not None:
@@ -134,14 +164,14 @@ def voice_routes(
 
     async def read(request: Request) -> Response:
         voice_id = request.path_params["voice_id"]
-        voice = registry.get(voice_id)
+        voice = owned(request, voice_id)
         if voice is None:
             return error(404, "unknown_voice", f"no cloned voice {voice_id!r}")
         return JSONResponse(voice.as_dict())
 
     async def delete(request: Request) -> Response:
         voice_id = request.path_params["voice_id"]
-        if not registry.delete(voice_id):
+        if owned(request, voice_id) is None or not registry.delete(voice_id):
             return error(404, "unknown_voice", f"no cloned voice {voice_id!r}")
         if on_change is not None:
             on_change("deleted", voice_id)

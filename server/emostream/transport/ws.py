@@ -6,6 +6,16 @@ Sends are serialised with a lock (two tasks write to the socket).
 
 An utterance is admitted (a stream slot taken) before ``started`` is sent, and every
 utterance that got ``started`` gets exactly one ``done``, however early it is cancelled.
+
+Bounds (README "Security and limits"): per-key streams and characters per minute
+(:mod:`emostream.transport.limits`); a connection with no client message and no audio sent for
+``ws_idle_timeout_s`` gets ``error`` ``idle_timeout`` and is closed (1000); a send that waits
+more than ``slow_reader_timeout_s`` for a client that stopped reading cuts the stream
+(``slow_reader``: the utterance is cancelled and its slot freed; the error and a 1008 close are
+sent if the client reads again within a second, else the socket is left to close). Sends wait
+for the transport's buffer to drain below its high-water mark (uvicorn), so what the server
+holds for one stream is bounded by that mark (64 KiB) plus one frame, never the whole utterance.
+On drain (:mod:`emostream.transport.drain`) a connection gets ``shutting_down`` and 1001.
 """
 
 from __future__ import annotations
@@ -14,6 +24,7 @@ import asyncio
 import base64
 import json
 import logging
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +33,11 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from emostream.engine.service import Busy, Slot, SpeechService
 from emostream.engine.streamer import Packet, UtteranceRequest, UtteranceStats
+from emostream.transport.drain import GOING_AWAY, SHUTTING_DOWN, Drain
+from emostream.transport.errors import error
+from emostream.transport.guard import principal_of, voice_visible
 from emostream.transport.http import clone_unavailable
+from emostream.transport.limits import KeyLimits, LimitExceeded, StreamPermit
 from emostream.transport.protocol import (
     Action,
     BeginUtterance,
@@ -35,10 +50,15 @@ from emostream.transport.protocol import (
     StartRequest,
     load_message,
 )
+from emostream.voices.base import VoiceInfo
 from emostream.voices.clip import ClipError
 
 log = logging.getLogger(__name__)
 _END = object()
+SUBPROTOCOL = "emostream.v1"  # accepted when offered (browsers passing a token offer both)
+IDLE_TIMEOUT = "idle_timeout"
+SLOW_READER = "slow_reader"
+_LAST_WORDS_S = 1.0  # how long the closing error and close frame may wait on a stalled socket
 
 
 async def _queue_iter(queue: asyncio.Queue[object]) -> AsyncIterator[str]:
@@ -50,60 +70,186 @@ async def _queue_iter(queue: asyncio.Queue[object]) -> AsyncIterator[str]:
         yield item
 
 
+class _Cut(Exception):
+    """The client stopped reading: the utterance ends as cancelled."""
+
+
 @dataclass(eq=False)
 class _Utterance:
     """One started utterance: its slot, its segment queue and its task."""
 
     req: StartRequest
     slot: Slot
+    permit: StreamPermit
     queue: asyncio.Queue[object] = field(default_factory=asyncio.Queue)
     task: asyncio.Task[None] | None = None
     done_sent: bool = False
 
 
 class StreamConnection:
-    def __init__(self, ws: WebSocket, service: SpeechService) -> None:
+    def __init__(
+        self,
+        ws: WebSocket,
+        service: SpeechService,
+        *,
+        limits: KeyLimits | None = None,
+        drain: Drain | None = None,
+    ) -> None:
         self.ws = ws
         self.service = service
+        self.principal = principal_of(ws)
+        self.limits = limits or KeyLimits()
+        self.drain = drain or Drain()
         self.protocol = SessionProtocol(
-            lookup_voice=service.voice_info,
+            lookup_voice=self._lookup,
             default_voice=service.settings.default_voice,
             max_text_chars=service.settings.max_text_chars,
             new_stream_id=service.new_stream_id,
-            unavailable=lambda voice_id: clone_unavailable(ws.app, voice_id),
+            unavailable=self._unavailable,
         )
         self._send_lock = asyncio.Lock()
         self._utt: _Utterance | None = None
+        self._refs: set[str] = set()  # inline reference voices this connection sent
+        self._last_activity = time.monotonic()
+        self._stop: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._stalled = False
+        self._shutting = False
 
+    # -- voices this caller may use ---------------------------------------------------
+    def _lookup(self, voice_id: str) -> VoiceInfo | None:
+        if voice_id in self._refs or voice_visible(self.service.registry, self.principal, voice_id):
+            return self.service.voice_info(voice_id)
+        return None
+
+    def _unavailable(self, voice_id: str) -> str | None:
+        if not voice_visible(self.service.registry, self.principal, voice_id):
+            return None
+        return clone_unavailable(self.ws.app, voice_id)
+
+    # -- drain ------------------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        return self._utt is not None
+
+    async def shut_down(self) -> None:
+        """``shutting_down`` (the utterance, if any, is cancelled: its ``done`` follows), 1001."""
+        if self._shutting:
+            return
+        self._shutting = True
+        await self._send_error(SHUTTING_DOWN, "the server is shutting down; reconnect shortly")
+        await self._stop_task()
+        await self._close(GOING_AWAY, SHUTTING_DOWN)
+        self._request_stop(SHUTTING_DOWN)
+
+    def _request_stop(self, reason: str) -> None:
+        if not self._stop.done():
+            self._stop.set_result(reason)
+
+    # -- receive loop -----------------------------------------------------------------
     async def run(self) -> None:
-        await self.ws.accept()
+        if self.drain.draining:
+            await self._refuse_upgrade()
+            return
+        offered = list(self.ws.scope.get("subprotocols") or ())
+        chosen = SUBPROTOCOL if SUBPROTOCOL in offered else next(iter(offered), None)
+        await self.ws.accept(subprotocol=chosen)
+        self.drain.connections.add(self)
+        receiving: asyncio.Task[Any] | None = None
         try:
             while True:
-                message = await self.ws.receive()
+                if receiving is None:
+                    receiving = asyncio.ensure_future(self.ws.receive())
+                idle_left = (
+                    self._last_activity + self.service.settings.ws_idle_timeout_s
+                    - time.monotonic()
+                )  # fmt: skip
+                if idle_left <= 0:
+                    await self._end(IDLE_TIMEOUT, "no message and no audio for "
+                                    f"{self.service.settings.ws_idle_timeout_s:g} s", 1000)  # fmt: skip
+                    break
+                await asyncio.wait(
+                    {receiving, self._stop}, timeout=idle_left,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )  # fmt: skip
+                if self._stop.done():
+                    break
+                if not receiving.done():
+                    continue  # recheck idleness (audio may have been sent meanwhile)
+                message = receiving.result()
+                receiving = None
                 if message["type"] == "websocket.disconnect":
                     break
-                try:
-                    if message.get("text") is not None:
-                        actions = await self._receive_text(message["text"])
-                    else:
-                        actions = self.protocol.receive_bytes(message.get("bytes") or b"")
-                    for action in actions:
-                        await self._apply(action)
-                except WebSocketDisconnect:
-                    raise
-                except Exception:  # a bug for one message must not take the connection down
-                    log.exception("message handling failed")
-                    await self._apply(SendError("internal", "the server failed on this message"))
+                self._last_activity = time.monotonic()
+                await self._handle(message)
+                if self.drain.draining and not self.busy:
+                    await self.shut_down()
+                    break
         except WebSocketDisconnect:
             pass
         finally:
+            if receiving is not None and not receiving.done():
+                receiving.cancel()
+            self.drain.connections.discard(self)
+            if self._stop.done() and self._stop.result() == SHUTTING_DOWN:
+                await self.shut_down()
             await self._stop_task()
+            if self._stalled:
+                await self._end(SLOW_READER, "the client stopped reading; the stream was cut "
+                                f"after {self.service.settings.slow_reader_timeout_s:g} s", 1008)  # fmt: skip
+
+    async def _handle(self, message: dict[str, Any]) -> None:
+        try:
+            if message.get("text") is not None:
+                actions = await self._receive_text(message["text"])
+            else:
+                actions = self.protocol.receive_bytes(message.get("bytes") or b"")
+            for action in actions:
+                await self._apply(action)
+        except WebSocketDisconnect:
+            raise
+        except Exception:  # a bug for one message must not take the connection down
+            log.exception("message handling failed")
+            await self._apply(SendError("internal", "the server failed on this message"))
+
+    async def _refuse_upgrade(self) -> None:
+        self.service.metrics.errors.labels(SHUTTING_DOWN).inc()
+        response = error(503, SHUTTING_DOWN, "the server is shutting down; reconnect shortly")
+        if "websocket.http.response" in self.ws.scope.get("extensions", {}):
+            await self.ws.send_denial_response(response)
+        else:
+            await self.ws.close(GOING_AWAY)
+
+    async def _end(self, code: str, message: str, close_code: int) -> None:
+        """Say why the connection ends and close it (each step bounded on a stalled socket)."""
+        self.service.metrics.errors.labels(code).inc()
+        self._stalled = False  # allow these last words their own bounded wait
+        await self._send_json(
+            {"type": "error", "code": code, "message": message}, timeout=_LAST_WORDS_S
+        )
+        await self._close(close_code, code)
+
+    async def _close(self, code: int, reason: str) -> None:
+        if self.ws.application_state != WebSocketState.CONNECTED:
+            return
+        try:
+            async with asyncio.timeout(_LAST_WORDS_S):
+                await self.ws.close(code, reason)
+        except (TimeoutError, WebSocketDisconnect, RuntimeError, OSError):
+            log.debug("close not sent")
 
     async def _receive_text(self, raw: str) -> list[Action]:
         try:
             msg = load_message(raw)
         except ProtocolError as exc:
             return [SendError(exc.code, exc.message)]
+        kind = msg.get("type")
+        if kind == "start" and self.drain.draining:
+            return [SendError(SHUTTING_DOWN, "the server is shutting down; no new utterances")]
+        if kind == "text" and self.protocol.state == "open" and isinstance(msg.get("text"), str):
+            try:
+                self.limits.charge_chars(self.principal, len(msg["text"]))
+            except LimitExceeded as exc:
+                return [SendError(exc.code, exc.message)]
         if (
             msg.get("type") == "start"
             and msg.get("reference_audio") is not None
@@ -134,6 +280,7 @@ class StreamConnection:
         except ClipError as exc:
             return SendError(exc.code, f"reference_audio: {exc.message}")
         msg["voice"] = voice.info.id
+        self._refs.add(voice.info.id)
         return None
 
     async def _apply(self, action: object) -> None:
@@ -160,14 +307,21 @@ class StreamConnection:
             await self._apply(SendError("unknown_voice", f"voice {req.voice.id!r} is gone"))
             return
         try:
+            permit = self.limits.open_stream(self.principal)
+        except LimitExceeded as exc:
+            self.protocol.utterance_finished()
+            await self._apply(SendError(exc.code, exc.message))
+            return
+        try:
             slot = self.service.admit()  # before started: a refused start gets only the error
         except Busy as exc:
+            permit.release()
             self.protocol.utterance_finished()
             await self._send_json(
                 {"type": "error", "code": "busy", "message": f"{exc}; retry shortly"}
             )
             return
-        utt = _Utterance(req, slot)
+        utt = _Utterance(req, slot, permit)
         self._utt = utt
         await self._send_json(action.started_event)
         request = UtteranceRequest(
@@ -189,10 +343,13 @@ class StreamConnection:
                 async for item in out:
                     if isinstance(item, Packet):
                         await self._send_bytes(item.data)
+                        self._last_activity = time.monotonic()
                     else:
                         await self._send_json(item.body)
+                    if self._stalled:
+                        raise _Cut
                 cancelled = False
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, _Cut):
             pass
         except Exception as exc:  # a model failure must not take the connection down
             log.exception("utterance %s failed", utt.req.stream_id)
@@ -211,12 +368,16 @@ class StreamConnection:
             return
         utt.done_sent = True
         utt.slot.release()
+        utt.permit.release()
         if self._utt is utt:
             self._utt = None
         if self.protocol.request is utt.req:
             self.protocol.utterance_finished()
         done = (stats or UtteranceStats()).as_done(utt.req.fmt.sample_rate, cancelled=cancelled)
         await self._send_json(done)
+        self._last_activity = time.monotonic()
+        if self.drain.draining:  # finished during a drain: the loop shuts this connection
+            self._request_stop(SHUTTING_DOWN)
 
     async def _stop_task(self) -> None:
         """Stop the current utterance (cancel, disconnect) and see its ``done`` sent."""
@@ -233,28 +394,46 @@ class StreamConnection:
         # A task cancelled before its first step never ran its finally.
         await self._finish(utt, None, cancelled=True)
 
-    async def _send_json(self, body: dict[str, Any]) -> None:
-        await self._send(text=json.dumps(body, ensure_ascii=False))
+    async def _send_error(self, code: str, message: str) -> None:
+        self.service.metrics.errors.labels(code).inc()
+        await self._send_json({"type": "error", "code": code, "message": message})
+
+    async def _send_json(self, body: dict[str, Any], *, timeout: float | None = None) -> None:
+        await self._send(text=json.dumps(body, ensure_ascii=False), timeout=timeout)
 
     async def _send_bytes(self, data: bytes) -> None:
         await self._send(data=data)
 
-    async def _send(self, *, text: str | None = None, data: bytes | None = None) -> None:
+    async def _send(
+        self, *, text: str | None = None, data: bytes | None = None, timeout: float | None = None
+    ) -> None:
+        """One frame; waits at most ``slow_reader_timeout_s`` for a client that does not read,
+        then marks the connection stalled (later sends are dropped; the loop ends it)."""
         if (
-            self.ws.client_state != WebSocketState.CONNECTED
+            self._stalled
+            or self.ws.client_state != WebSocketState.CONNECTED
             or self.ws.application_state != WebSocketState.CONNECTED
         ):
             return
-        async with self._send_lock:
-            try:
-                if text is not None:
-                    await self.ws.send_text(text)
-                else:
-                    await self.ws.send_bytes(data or b"")
-            except (WebSocketDisconnect, RuntimeError, OSError):
-                log.debug("send after disconnect dropped")
+        limit = self.service.settings.slow_reader_timeout_s if timeout is None else timeout
+        try:
+            async with asyncio.timeout(limit):
+                async with self._send_lock:
+                    if text is not None:
+                        await self.ws.send_text(text)
+                    else:
+                        await self.ws.send_bytes(data or b"")
+        except TimeoutError:
+            if timeout is None:
+                log.info("client stopped reading for %.1f s; cutting its stream", limit)
+                self._stalled = True
+                self._request_stop(SLOW_READER)
+        except (WebSocketDisconnect, RuntimeError, OSError):
+            log.debug("send after disconnect dropped")
 
 
 async def stream_endpoint(ws: WebSocket) -> None:
-    service: SpeechService = ws.app.state.service
-    await StreamConnection(ws, service).run()
+    state = ws.app.state
+    service: SpeechService = state.service
+    limits = getattr(state, "limits", None)
+    await StreamConnection(ws, service, limits=limits, drain=getattr(state, "drain", None)).run()

@@ -11,8 +11,10 @@ the HTTP layer may call it directly or through a thread.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
+import os
 import re
 import secrets
 import sqlite3
@@ -30,7 +32,7 @@ log = logging.getLogger(__name__)
 
 FloatArray = npt.NDArray[np.float32]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: owner (the API-key principal that made the clone)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS cloned_voices (
     id          TEXT PRIMARY KEY,
@@ -41,7 +43,8 @@ CREATE TABLE IF NOT EXISTS cloned_voices (
     speech_s    REAL NOT NULL,
     encoder     TEXT NOT NULL,
     embedding   BLOB NOT NULL,
-    clip_flac   BLOB
+    clip_flac   BLOB,
+    owner       TEXT
 );
 CREATE INDEX IF NOT EXISTS cloned_voices_created ON cloned_voices (created);
 """
@@ -78,6 +81,7 @@ class ClonedVoice:
     speech_s: float
     encoder: str
     embedding: FloatArray
+    owner: str | None = None  # the API-key principal that made it; None: made with auth off
 
     def as_dict(self) -> dict[str, object]:
         """What the voices API shows (the embedding stays on the server)."""
@@ -110,16 +114,23 @@ class VoiceRegistry:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(path if str(path) == ":memory:" else self.path),
                                    check_same_thread=False, isolation_level=None)  # fmt: skip
+        if str(path) != ":memory:":  # clips and embeddings are the owners' data: 0600
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(OSError):
+                    os.chmod(f"{self.path}{suffix}", 0o600)
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.executescript(_SCHEMA)
             version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
-            if version == 0:
-                self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-            elif version > SCHEMA_VERSION:
+            if version > SCHEMA_VERSION:
                 raise RuntimeError(
                     f"{self.path} was written by a newer emostream (schema {version})"
                 )
+            columns = {r[1] for r in self._db.execute("PRAGMA table_info(cloned_voices)")}
+            if "owner" not in columns:  # schema 1: clones made before keys existed
+                self._db.execute("ALTER TABLE cloned_voices ADD COLUMN owner TEXT")
+            if version < SCHEMA_VERSION:
+                self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     @classmethod
     def in_data_dir(cls, data_dir: str | Path, **kwargs: bool) -> VoiceRegistry:
@@ -137,6 +148,7 @@ class VoiceRegistry:
         speech_s: float,
         clip_audio: FloatArray | None = None,
         sample_rate: int = 16000,
+        owner: str | None = None,
     ) -> ClonedVoice:
         voice = ClonedVoice(
             id=ID_PREFIX + secrets.token_hex(8),
@@ -147,22 +159,25 @@ class VoiceRegistry:
             speech_s=float(speech_s),
             encoder=encoder,
             embedding=np.asarray(embedding, dtype=np.float32),
+            owner=owner,
         )
         flac = (
             _flac(clip_audio, sample_rate) if clip_audio is not None and self.keep_clips else None
         )
         with self._lock:
             self._db.execute(
-                "INSERT INTO cloned_voices VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO cloned_voices ({self._COLUMNS}, clip_flac) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (voice.id, voice.name, voice.created, voice.clip_sha256, voice.duration_s,
-                 voice.speech_s, voice.encoder, voice.embedding.astype("<f4").tobytes(), flac),
+                 voice.speech_s, voice.encoder, voice.embedding.astype("<f4").tobytes(),
+                 voice.owner, flac),
             )  # fmt: skip
         log.info("cloned voice %s (%r) stored", voice.id, voice.name)
         return voice
 
     @staticmethod
     def _row(row: tuple[object, ...]) -> ClonedVoice:
-        vid, name, created, sha, dur, speech, enc, emb = row
+        vid, name, created, sha, dur, speech, enc, emb, owner = row
         assert isinstance(emb, bytes)
         return ClonedVoice(
             id=str(vid),
@@ -173,9 +188,10 @@ class VoiceRegistry:
             speech_s=float(speech),  # type: ignore[arg-type]
             encoder=str(enc),
             embedding=np.frombuffer(emb, dtype="<f4").astype(np.float32),
+            owner=None if owner is None else str(owner),
         )
 
-    _COLUMNS = "id, name, created, clip_sha256, duration_s, speech_s, encoder, embedding"
+    _COLUMNS = "id, name, created, clip_sha256, duration_s, speech_s, encoder, embedding, owner"
 
     def get(self, voice_id: str) -> ClonedVoice | None:
         with self._lock:
@@ -184,11 +200,12 @@ class VoiceRegistry:
             ).fetchone()
         return None if row is None else self._row(row)
 
-    def voices(self) -> list[ClonedVoice]:
-        """All cloned voices, oldest first."""
+    def voices(self, *, owner: str | None = None) -> list[ClonedVoice]:
+        """All cloned voices (only ``owner``'s when given), oldest first."""
+        where, args = ("WHERE owner = ?", (owner,)) if owner is not None else ("", ())
         with self._lock:
             rows = self._db.execute(
-                f"SELECT {self._COLUMNS} FROM cloned_voices ORDER BY created, id"
+                f"SELECT {self._COLUMNS} FROM cloned_voices {where} ORDER BY created, id", args
             ).fetchall()
         return [self._row(r) for r in rows]
 
