@@ -110,7 +110,7 @@ start)
   INITF=init.${INIT##*.}; cp "$INIT" $W/$INITF
   cp bench/kokoro_teacher.py $W/bench_kokoro.py
   VOC=""  # the light vocoder trains on the same mels when stage c brought V1's weights
-  if [ -f $W/hifigan_v1_fp16.pt ]; then
+  if [ -f $W/hifigan_v1_fp16.pt ] && [ ! -f $W/vjob.sh ]; then  # (vstart: already training)
     INITV=""
     for f in models/vocoder/emostream-lite-vocoder-*.onnx; do
       [ -f "$f" ] && cp "$f" $W/lite_init.onnx && INITV="--init lite_init.onnx"
@@ -136,18 +136,20 @@ EOF
   ls $W/corpus | wc -l; tail -2 $W/logs/vocoder.log 2>/dev/null
   nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader ;;
 vstart)
-  # The light vocoder alone, on the committed ~1 h corpus (models/corpus/v1; `hide` must leave
+  # The light vocoder first, on the committed ~1 h corpus (models/corpus/v1; `hide` must leave
   # it in the tree: HIDE_CORPUS=0), in the same call that brings V1's weights (carry
-  # .gpujob/v02c): for a short lease, when rendering a corpus does not fit.
+  # .gpujob/v02c): the vocoder is safe even if the lease ends early. With --follow it takes
+  # in the shards a later `start` renders into the same corpus folder.
   TRAIN=${2:-900}
-  mkdir -p $W/logs $W/corpus; cp -r server $W/; cp .gpujob/v02c/hifigan_v1_fp16.pt $W/
-  cp models/corpus/v1/*.npz.xz $W/corpus/
+  mkdir -p $W/logs $W/corpus $W/corpus_v1; cp -r server $W/; cp .gpujob/v02c/hifigan_v1_fp16.pt $W/
+  cp models/corpus/v1/*.npz.xz $W/corpus_v1/  # apart: its blend names differ from the plan's
   cat > $W/vjob.sh <<EOF
 export PYTHONPATH=$W/server PYTHONUNBUFFERED=1 OMP_NUM_THREADS=4
 cd $W
-python3 -m emostream.train.vocoder_gan --corpus corpus --out voc --budget $TRAIN --device cuda \
-  --teacher hifigan_v1_fp16.pt > logs/vocoder.log 2>&1
-echo done > logs/train.done
+python3 -m emostream.train.vocoder_gan --corpus corpus_v1 --corpus corpus --out voc \
+  --budget $TRAIN --device cuda \
+  --teacher hifigan_v1_fp16.pt --follow > logs/vocoder.log 2>&1
+echo done > logs/vocoder.done
 EOF
   setsid bash $W/vjob.sh > $W/logs/job.log 2>&1 < /dev/null &
   sleep "${START_WAIT:-60}"; tail -4 $W/logs/vocoder.log
@@ -162,7 +164,9 @@ watch)
   mkdir -p "$OUT"; cp $W/logs/parity.json $W/corpus/*summary.json $W/corpus/manifest.json "$OUT"/ 2>/dev/null; true ;;
 collect)
   end=$(( $(date +%s) + ${2:-300} ))
-  while [ ! -f $W/logs/train.done ] && [ $(date +%s) -lt $end ]; do sleep 5; done
+  busy() { { [ -f $W/job.sh ] && [ ! -f $W/logs/train.done ]; } ||
+           { [ -f $W/vjob.sh ] && [ ! -f $W/logs/vocoder.done ]; }; }
+  while busy && [ $(date +%s) -lt $end ]; do sleep 5; done
   mkdir -p "$OUT"
   cp $W/logs/parity.json $W/corpus/*summary.json $W/corpus/manifest.json $W/run/summary-*.json \
     $W/corpus/speakers.npz "$OUT"/ 2>/dev/null

@@ -94,15 +94,19 @@ class GanConfig:
 
 # ------------------------------------------------------------------------------ data
 class ShardPool:
-    """Utterance mels (uint8 ``[T, 80]``) of a corpus folder's ``*.npz.xz`` shards.
+    """Utterance mels (uint8 ``[T, 80]``) of the ``*.npz.xz`` shards in corpus folders.
 
-    The first ``held`` utterances of the alphabetically first shard are kept apart
+    The first ``held`` utterances of the first shard (folders in the order given, shards
+    alphabetically) are kept apart
     (:attr:`held_out`). With ``follow``, :meth:`start` polls the folder in a thread and new
     shards join (``write_shard`` renames finished files into place, so a listed shard is
     complete)."""
 
-    def __init__(self, corpus: Path, *, held: int, follow: bool = False, poll_s: float = 15.0):
-        self.corpus = corpus
+    def __init__(
+        self, corpus: Path | Sequence[Path], *, held: int, follow: bool = False,
+        poll_s: float = 15.0,
+    ) -> None:  # fmt: skip
+        self.corpora = [corpus] if isinstance(corpus, Path) else list(corpus)
         self.held = held
         self.follow = follow
         self.poll_s = poll_s
@@ -117,11 +121,11 @@ class ShardPool:
     def poll(self) -> int:
         """Load shards not seen yet; returns how many utterances joined."""
         added = 0
-        for path in sorted(self.corpus.glob("*.npz.xz")):
-            if path.name in self.seen:
+        for path in [p for c in self.corpora for p in sorted(c.glob("*.npz.xz"))]:
+            if str(path) in self.seen:
                 continue
             first = not self.seen
-            self.seen.add(path.name)
+            self.seen.add(str(path))
             try:
                 mels = [u.mel for u in read_shard(path)]
             except Exception:  # a damaged shard must not end the run
@@ -171,7 +175,7 @@ class ShardPool:
         with self._lock:
             mels, cum = self._mels, self._cum
         if not mels:
-            raise RuntimeError(f"no utterances in {self.corpus}")
+            raise RuntimeError(f"no utterances in {self.corpora}")
         which = np.searchsorted(cum, rng.integers(0, int(cum[-1]), size=n), side="right") - 1
         out = np.zeros((n, frames + 2 * context, MEL.n_mels), dtype=np.uint8)
         for i, k in enumerate(which):
@@ -384,7 +388,7 @@ def _feature_matching(
 
 
 def train(
-    corpus: Path,
+    corpus: Path | Sequence[Path],
     out: Path,
     *,
     budget_s: float = 1200.0,
@@ -623,7 +627,8 @@ def train(
 
 def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m emostream.train.vocoder_gan", description=__doc__)
-    p.add_argument("--corpus", type=Path, required=True, help="folder of *.npz.xz mel shards")
+    p.add_argument("--corpus", type=Path, action="append", required=True,
+                   help="folder of *.npz.xz mel shards (repeat for several)")  # fmt: skip
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--budget", type=float, default=1200.0, help="seconds of training")
     p.add_argument("--max-steps", type=int, default=0)
