@@ -114,6 +114,7 @@ class StreamConnection:
         self._stop: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._stalled = False
         self._shutting = False
+        self._unsent_done: dict[str, Any] | None = None
 
     # -- voices this caller may use ---------------------------------------------------
     def _lookup(self, voice_id: str) -> VoiceInfo | None:
@@ -226,6 +227,9 @@ class StreamConnection:
         await self._send_json(
             {"type": "error", "code": code, "message": message}, timeout=_LAST_WORDS_S
         )
+        if self._unsent_done is not None:
+            await self._send_json(self._unsent_done, timeout=_LAST_WORDS_S)
+            self._unsent_done = None
         await self._close(close_code, code)
 
     async def _close(self, code: int, reason: str) -> None:
@@ -374,7 +378,10 @@ class StreamConnection:
         if self.protocol.request is utt.req:
             self.protocol.utterance_finished()
         done = (stats or UtteranceStats()).as_done(utt.req.fmt.sample_rate, cancelled=cancelled)
-        await self._send_json(done)
+        if self._stalled:
+            self._unsent_done = done  # follows the slow_reader error, if the client reads again
+        else:
+            await self._send_json(done)
         self._last_activity = time.monotonic()
         if self.drain.draining:  # finished during a drain: the loop shuts this connection
             self._request_stop(SHUTTING_DOWN)
