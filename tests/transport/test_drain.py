@@ -1,0 +1,121 @@
+"""SIGTERM on a real ``emostream serve``: in-flight utterances finish (or get ``shutting_down``
+past the deadline, then their ``done``), idle connections are told at once, ``/healthz``
+reports draining, new work is refused, and the process exits 0."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import websockets
+
+from tests.conftest import free_port
+
+SHORT = "A short reply that finishes in time."
+LONG = " ".join(["This one is far too long to finish before the drain deadline."] * 30)
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int, Path]]:
+    port = free_port()
+    env = {
+        **os.environ,
+        "EMOSTREAM_ACOUSTIC": "off",
+        "EMOSTREAM_DATA_DIR": str(tmp_path / "data"),
+        "EMOSTREAM_DRAIN_TIMEOUT_S": "4",
+        "EMOSTREAM_LOG_LEVEL": "info",
+    }
+    log = tmp_path / "server.log"
+    cmd = [sys.executable, "-m", "emostream", "serve", "--port", str(port)]
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(cmd, env=env, stdout=sink, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            assert proc.poll() is None, log.read_text()
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.3)
+        yield proc, port, log
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+async def speak(url: str, text: str, started: asyncio.Event) -> list[str]:
+    """One utterance, read to the end; what the client saw (event types / error codes)."""
+    seen: list[str] = []
+    async with websockets.connect(url, compression=None, max_size=None) as ws:
+        await ws.send(json.dumps({"type": "start"}))
+        await ws.send(json.dumps({"type": "text", "text": text}))
+        await ws.send(json.dumps({"type": "end"}))
+        try:
+            async for msg in ws:
+                if isinstance(msg, str):
+                    event = json.loads(msg)
+                    if event["type"] == "segment":
+                        continue
+                    seen.append(event.get("code") or event["type"])
+                    if event["type"] == "done":
+                        seen[-1] = "done:cancelled" if event["cancelled"] else "done"
+                elif "audio" not in seen:
+                    seen.append("audio")
+                    started.set()
+        except websockets.ConnectionClosed:
+            pass
+        assert ws.close_code is not None
+        seen.append(f"close:{ws.close_code}")
+    return seen
+
+
+async def test_sigterm_drains_then_exits_zero(
+    served: tuple[subprocess.Popen[bytes], int, Path],
+) -> None:
+    proc, port, log = served
+    url = f"ws://127.0.0.1:{port}/v1/stream"
+    events = [asyncio.Event() for _ in range(8)]
+    texts = [SHORT] * 6 + [LONG] * 2
+    tasks = [asyncio.create_task(speak(url, t, e)) for t, e in zip(texts, events, strict=True)]
+    async with websockets.connect(url) as idle:
+        async with asyncio.timeout(60):
+            await asyncio.gather(*(e.wait() for e in events))  # all 8 are streaming audio
+        proc.send_signal(signal.SIGTERM)
+        t0 = time.monotonic()
+        idle_event = json.loads(await asyncio.wait_for(idle.recv(), 5))
+        assert idle_event["code"] == "shutting_down"  # idle connections are told at once
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+            health = await client.get("/healthz")
+            assert health.status_code == 503 and health.json()["status"] == "draining"
+            r = await client.post("/v1/audio/speech", json={"input": "Hi."})
+            assert r.status_code == 503 and r.json()["error"]["code"] == "shutting_down"
+        with pytest.raises(websockets.InvalidStatus) as refused:
+            async with websockets.connect(url):
+                pass
+        assert refused.value.response.status_code == 503
+    results: list[list[str]] = await asyncio.gather(*tasks)
+    code = await asyncio.to_thread(proc.wait, 30)
+    took = time.monotonic() - t0
+    short, long = results[:6], results[6:]
+    for seen in short:  # finished in full, then told, then closed "going away"
+        assert seen == ["started", "audio", "done", "shutting_down", "close:1001"], seen
+    for seen in long:  # cut at the deadline: told first, then the utterance's one done
+        assert seen == ["started", "audio", "shutting_down", "done:cancelled", "close:1001"], seen
+    assert code == 0, log.read_text()[-2000:]
+    assert 4 <= took < 15, took
+    text = log.read_text()
+    assert "Traceback" not in text and "drained in" in text
+    print(f"drain: exit {code} after {took:.1f} s; 6 finished, 2 cut")
