@@ -23,7 +23,7 @@ from emostream.engine.devices import setup_device
 from emostream.engine.metrics import Metrics
 from emostream.engine.service import SpeechService
 from emostream.transport import http
-from emostream.transport.auth import authenticator
+from emostream.transport.auth import authenticator, is_loopback
 from emostream.transport.drain import Drain, hook_sigterm
 from emostream.transport.guard import Guard, OriginPolicy, mint_token, principal_of
 from emostream.transport.limits import KeyLimits
@@ -60,8 +60,9 @@ def create_app(
     (a non-loopback host with no API keys, unless ``allow_unauthenticated``)."""
     settings = settings or Settings.from_env()
     auth = authenticator(settings)
-    if not auth.enabled:
-        log.warning("no API keys: every caller is trusted (host %s)", settings.host)
+    if not auth.enabled:  # loopback, or allow_unauthenticated on a public host
+        level = logging.INFO if is_loopback(settings.host) else logging.WARNING
+        log.log(level, "no API keys: every caller is trusted (host %s)", settings.host)
     limits = KeyLimits.from_settings(settings)
     drain = Drain(settings.drain_timeout_s)
     metrics = service.metrics if service is not None else Metrics()
