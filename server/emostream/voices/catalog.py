@@ -76,14 +76,26 @@ def load_catalog(settings: Settings) -> VoiceCatalog:
     return catalog
 
 
-def vocoder_choice(settings: Settings) -> str:
-    """``lite`` or ``v1`` for ``settings`` (``auto``: lite on cpu, v1 on cuda)."""
+def vocoder_choice(settings: Settings, models_dir: Path | None = None) -> str:
+    """``lite`` or ``v1`` for ``settings``. ``auto``: v1 on cuda; on cpu the light vocoder
+    when ``models_dir`` holds it, else v1 (which needs torch)."""
     choice = settings.vocoder
-    if choice == "auto":
-        return "v1" if settings.device == "cuda" else "lite"
-    if choice not in ("lite", "v1"):
+    if choice not in ("auto", "lite", "v1"):
         raise RuntimeError(f"unknown vocoder {choice!r}: use auto, lite or v1")
-    return choice
+    if choice != "auto":
+        return choice
+    if settings.device == "cuda":
+        return "v1"
+    return "lite" if models_dir is not None and (models_dir / LITE_VOCODER).is_file() else "v1"
+
+
+def _torch_installed() -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except ValueError:  # a stub module without a spec (tests that hide torch)
+        return False
 
 
 def load_acoustic_family(settings: Settings) -> AcousticFamily | None:
@@ -101,8 +113,12 @@ def load_acoustic_family(settings: Settings) -> AcousticFamily | None:
             raise RuntimeError("EmoStream acoustic model not found (models_dir)")
         log.info("EmoStream acoustic voices off: no model under models/")
         return None
-    vocoder = vocoder_choice(settings)
+    vocoder = vocoder_choice(settings, models_dir)
     context = LITE_CONTEXT if vocoder == "lite" else V1_CONTEXT
+    if vocoder == "v1" and settings.acoustic == "auto" and not _torch_installed():
+        log.warning("EmoStream acoustic voices off: no light vocoder under %s and no torch for "
+                    "HiFi-GAN V1 (the [gpu] extra)", models_dir)  # fmt: skip
+        return None
     if settings.device == "cuda":
         # Mel windows go to the batched GPU engine (GpuRunner); no per-voice decoder.
         return AcousticFamily(models_dir, decoder=None, backend="torch", device="cuda",
