@@ -15,6 +15,9 @@ ENV EMOSTREAM_HOST=0.0.0.0 EMOSTREAM_PORT=8000 EMOSTREAM_MODELS_DIR=/app/models 
 VOLUME /data
 EXPOSE 8000
 HEALTHCHECK CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz')"
+# Bound to 0.0.0.0, the server refuses to start without API keys: run with
+# -e EMOSTREAM_API_KEYS=<key>[,<key>...] (or -e EMOSTREAM_ALLOW_UNAUTHENTICATED=1 on a private
+# network you trust). See the README's "Security and limits".
 CMD ["emostream", "serve"]
 
 FROM nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04 AS gpu
@@ -32,4 +35,5 @@ ENV EMOSTREAM_HOST=0.0.0.0 EMOSTREAM_PORT=8000 EMOSTREAM_DEVICE=cuda \
     EMOSTREAM_MODELS_DIR=/app/models EMOSTREAM_DATA_DIR=/data
 VOLUME /data
 EXPOSE 8000
+# Needs EMOSTREAM_API_KEYS (or EMOSTREAM_ALLOW_UNAUTHENTICATED=1), as above.
 CMD ["emostream", "serve"]
