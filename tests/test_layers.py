@@ -12,7 +12,6 @@ PACKAGE = Path(__file__).resolve().parents[1] / "server" / "emostream"
 # Lower numbers are lower layers; a module may import its own layer and those below it.
 LAYERS: dict[str, int] = {
     "config": 0,
-    "types": 0,
     "text": 1,
     "codec": 1,
     "models": 2,
