@@ -27,6 +27,7 @@ def _serve(args: argparse.Namespace) -> int:
     from emostream.config import Settings
     from emostream.transport.app import create_app
     from emostream.transport.auth import ConfigError, authenticator
+    from emostream.transport.request_timeouts import GuardedHttpProtocol
 
     cli = {
         "host": args.host, "port": args.port, "device": args.device,
@@ -54,7 +55,7 @@ def _serve(args: argparse.Namespace) -> int:
         "host": settings.host,
         "port": settings.port,
         "loop": "uvloop" if sys.platform != "win32" else "asyncio",
-        "http": "httptools",
+        "http": GuardedHttpProtocol,  # httptools with header/body read deadlines (slowloris)
         "ws": "websockets-sansio",
         "ws_per_message_deflate": False,  # Opus does not compress; deflate only costs CPU
         "ws_max_size": settings.max_message_bytes,

@@ -58,6 +58,10 @@ class Settings:
     allowed_origins: str = ""
     cors_origins: str = ""  # HTTP API CORS origins, comma-separated ("*": any); empty: no CORS
     drain_timeout_s: float = 30.0  # SIGTERM: how long in-flight utterances may take to finish
+    # Slowloris: a connection must send complete request headers this soon (408 request_timeout)
+    # and its body this soon after the headers (closed); 0: no deadline (transport.request_timeouts)
+    header_timeout_s: float = 10.0
+    body_timeout_s: float = 60.0
     log_level: str = "info"
     extra: Mapping[str, str] = field(default_factory=dict)
 

@@ -6,7 +6,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
@@ -55,7 +55,10 @@ async def speech(request: Request) -> Response:
         return refused(
             request, 503, "shutting_down", "the server is shutting down; retry elsewhere"
         )
-    raw = await read_body(request, service.settings.max_body_bytes)
+    try:
+        raw = await read_body(request, service.settings.max_body_bytes)
+    except ClientDisconnect:  # gone mid-body (or closed by the body deadline): nobody to answer
+        return refused(request, 408, "request_timeout", "the body was not complete")
     if raw is None:
         return refused(
             request, 413, "too_large", f"the body is over {service.settings.max_body_bytes} bytes"
