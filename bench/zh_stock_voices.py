@@ -40,7 +40,7 @@ if which == "teacher":
     )
 else:
     ck, sp = {
-        "v0.2": ("models/acoustic/emostream-fs2-v0.2-fp16.pt", "models/acoustic/speakers-v0.2.npz"),
+        "v0.2": ("models/acoustic/emostream-fs2-v0.2.onnx", "models/acoustic/speakers-v0.2.npz"),
         "v0.1": ("/tmp/v01.pt", "models/corpus/v1/speakers.npz"),
     }[which]
     m = AcousticModel.load(Path(ck)).float().eval()

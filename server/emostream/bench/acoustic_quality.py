@@ -542,7 +542,7 @@ def heldout_speakers(teacher: Teacher, own: OwnModel, lang: str) -> dict[str, An
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="emostream bench acoustic", description=__doc__.split("\n")[0])
-    p.add_argument("--model", default=str(REPO / "models/acoustic/emostream-fs2-v0.2-fp16.pt"))
+    p.add_argument("--model", default=str(REPO / "models/acoustic/emostream-fs2-v0.2.onnx"))
     p.add_argument("--speakers-npz", default=str(REPO / "models/acoustic/speakers-v0.2.npz"))
     p.add_argument("--sections", default="intelligibility,zh,similarity,prosody,rtf",
                    help="comma list of intelligibility, zh, similarity, prosody, rtf, dnsmos")  # fmt: skip
