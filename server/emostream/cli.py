@@ -58,7 +58,8 @@ def _serve(args: argparse.Namespace) -> int:
         "http": GuardedHttpProtocol,  # httptools with header/body read deadlines (slowloris)
         "ws": "websockets-sansio",
         "ws_per_message_deflate": False,  # Opus does not compress; deflate only costs CPU
-        "ws_max_size": settings.max_message_bytes,
+        # the largest frame: a start with reference_audio (the app holds others to max_message_bytes)
+        "ws_max_size": max(settings.max_message_bytes, settings.max_start_bytes),
         "log_level": settings.log_level,
         "timeout_graceful_shutdown": 5,  # after the app's own drain (drain_timeout_s)
     }

@@ -62,6 +62,10 @@ class Settings:
     # and its body this soon after the headers (closed); 0: no deadline (transport.request_timeouts)
     header_timeout_s: float = 10.0
     body_timeout_s: float = 60.0
+    # A WebSocket `start` frame carrying reference_audio may be this large (other messages:
+    # max_message_bytes); frames past it are closed 1009 by the WebSocket protocol itself.
+    max_start_bytes: int = 8 << 20
+    max_utterance_s: float = 300.0  # WebSocket utterance wall time, start to done (0: none)
     log_level: str = "info"
     extra: Mapping[str, str] = field(default_factory=dict)
 

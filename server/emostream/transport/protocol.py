@@ -115,6 +115,22 @@ def load_message(raw: str | bytes) -> dict[str, Any]:
     return msg
 
 
+def frame_too_large(
+    size: int, msg: dict[str, Any], *, max_message_bytes: int, max_start_bytes: int
+) -> ProtocolError | None:
+    """Why a text frame of ``size`` bytes is refused (``too_large``), or None.
+
+    Messages are held to ``max_message_bytes``; only a ``start`` carrying ``reference_audio``
+    (an inline clip, base64) may be up to ``max_start_bytes``."""
+    inline_clip = msg.get("type") == "start" and "reference_audio" in msg
+    limit = max(max_message_bytes, max_start_bytes) if inline_clip else max_message_bytes
+    if size <= limit:
+        return None
+    what = "a start with reference_audio" if inline_clip else "a message"
+    hint = "" if inline_clip else f" (only a start with reference_audio may be {max_start_bytes})"
+    return ProtocolError("too_large", f"{what} is {size} bytes; at most {limit}{hint}")
+
+
 def _check_tree(msg: dict[str, Any]) -> None:
     """Nesting depth and valid Unicode everywhere in a parsed message (iteratively)."""
     stack: list[tuple[str, Any, int]] = [("", msg, 1)]

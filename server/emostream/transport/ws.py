@@ -48,6 +48,7 @@ from emostream.transport.protocol import (
     SendError,
     SessionProtocol,
     StartRequest,
+    frame_too_large,
     load_message,
 )
 from emostream.voices.base import VoiceInfo
@@ -58,6 +59,7 @@ _END = object()
 SUBPROTOCOL = "emostream.v1"  # accepted when offered (browsers passing a token offer both)
 IDLE_TIMEOUT = "idle_timeout"
 SLOW_READER = "slow_reader"
+UTTERANCE_TIMEOUT = "utterance_timeout"
 _LAST_WORDS_S = 1.0  # how long the closing error and close frame may wait on a stalled socket
 
 
@@ -246,6 +248,13 @@ class StreamConnection:
             msg = load_message(raw)
         except ProtocolError as exc:
             return [SendError(exc.code, exc.message)]
+        settings = self.service.settings
+        oversized = frame_too_large(
+            len(raw) if raw.isascii() else len(raw.encode("utf-8", "surrogatepass")), msg,
+            max_message_bytes=settings.max_message_bytes, max_start_bytes=settings.max_start_bytes,
+        )  # fmt: skip
+        if oversized is not None:
+            return [SendError(oversized.code, oversized.message)]
         kind = msg.get("type")
         if kind == "start" and self.drain.draining:
             return [SendError(SHUTTING_DOWN, "the server is shutting down; no new utterances")]
@@ -340,10 +349,15 @@ class StreamConnection:
     async def _speak(self, utt: _Utterance, request: UtteranceRequest) -> None:
         cancelled = True
         stats = None
+        limit_s = self.service.settings.max_utterance_s
+        deadline = asyncio.timeout(limit_s if limit_s > 0 else None)
         try:
-            async with self.service.utterance(
-                request, _queue_iter(utt.queue), transport="ws", slot=utt.slot
-            ) as (out, stats):
+            async with (
+                deadline,
+                self.service.utterance(
+                    request, _queue_iter(utt.queue), transport="ws", slot=utt.slot
+                ) as (out, stats),
+            ):
                 async for item in out:
                     if isinstance(item, Packet):
                         await self._send_bytes(item.data)
@@ -353,16 +367,26 @@ class StreamConnection:
                     if self._stalled:
                         raise _Cut
                 cancelled = False
+        except TimeoutError as exc:
+            if not deadline.expired():
+                await self._failed(utt, exc)
+            else:
+                await self._send_error(
+                    UTTERANCE_TIMEOUT, f"the utterance ran past {limit_s:g} s and was cut"
+                )
         except (asyncio.CancelledError, _Cut):
             pass
-        except Exception as exc:  # a model failure must not take the connection down
-            log.exception("utterance %s failed", utt.req.stream_id)
-            self.service.metrics.errors.labels("internal").inc()
-            await self._send_json(
-                {"type": "error", "code": "internal", "message": f"synthesis failed: {exc}"}
-            )
+        except Exception as exc:  # noqa: BLE001 - logged in _failed; the connection stays up
+            await self._failed(utt, exc)
         finally:
             await self._finish(utt, stats, cancelled=cancelled)
+
+    async def _failed(self, utt: _Utterance, exc: BaseException) -> None:
+        log.error("utterance %s failed", utt.req.stream_id, exc_info=exc)
+        self.service.metrics.errors.labels("internal").inc()
+        await self._send_json(
+            {"type": "error", "code": "internal", "message": f"synthesis failed: {exc}"}
+        )
 
     async def _finish(
         self, utt: _Utterance, stats: UtteranceStats | None, *, cancelled: bool
