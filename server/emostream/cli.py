@@ -36,9 +36,7 @@ def _serve(args: argparse.Namespace) -> int:
         "allow_unauthenticated": True if args.allow_unauthenticated else None,
     }  # fmt: skip
     settings = Settings.from_env(**cli)
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    _configure_logging(settings.log_level)
     try:
         authenticator(settings)  # refuse to start before any model loads
     except ConfigError as exc:
@@ -74,10 +72,27 @@ def _serve(args: argparse.Namespace) -> int:
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="emostream-metrics-")
     uvicorn.run(
-        "emostream.transport.app:create_app", factory=True, workers=settings.workers,
+        "emostream.cli:worker_app", factory=True, workers=settings.workers,
         **options,  # type: ignore[arg-type]
     )  # fmt: skip
     return 0
+
+
+def _configure_logging(level: str) -> None:
+    logging.basicConfig(
+        level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+
+
+def worker_app() -> object:
+    """The app of one ``serve --workers`` process (spawned fresh: its logging is set up here,
+    else the app's own lines below WARNING, the drain's among them, were dropped)."""
+    from emostream.config import Settings
+    from emostream.transport.app import create_app
+
+    settings = Settings.from_env()
+    _configure_logging(settings.log_level)
+    return create_app(settings)
 
 
 def _exit_zero(sig: int, frame: FrameType | None) -> None:

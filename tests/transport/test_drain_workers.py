@@ -1,0 +1,52 @@
+"""SIGTERM on ``emostream serve --workers 2``: both worker processes drain (their in-flight
+utterances finish with ``done``, then ``shutting_down`` and 1001) and the server exits 0."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.transport.served import Served
+from tests.transport.test_drain import SHORT, speak
+
+STREAMS = 6
+
+pytestmark = pytest.mark.slow
+
+
+async def test_sigterm_drains_both_workers(tmp_path: Path) -> None:
+    env = {
+        "EMOSTREAM_ACOUSTIC": "off",
+        "EMOSTREAM_DATA_DIR": str(tmp_path / "data"),
+        "EMOSTREAM_DRAIN_TIMEOUT_S": "8",
+        "EMOSTREAM_LOG_LEVEL": "info",
+    }
+    srv = Served(tmp_path / "server.log", env, args=("--workers", "2")).start(timeout=180)
+    try:
+        events = [asyncio.Event() for _ in range(STREAMS)]
+        text = " ".join([SHORT] * 3)
+        tasks = [asyncio.create_task(speak(srv.ws_url, text, e)) for e in events]
+        async with asyncio.timeout(90):
+            await asyncio.gather(*(e.wait() for e in events))  # all are streaming audio
+        srv.proc.send_signal(signal.SIGTERM)  # type: ignore[union-attr]
+        t0 = time.monotonic()
+        results = await asyncio.gather(*tasks)
+        code = await asyncio.to_thread(srv.proc.wait, 60)  # type: ignore[union-attr]
+        took = time.monotonic() - t0
+    finally:
+        srv.stop()
+    for seen in results:
+        assert seen == ["started", "audio", "done", "shutting_down", "close:1001"], seen
+    log = srv.log.read_text()
+    assert code == 0, log[-3000:]
+    drained = re.findall(r"drained in [0-9.]+ s: (\d+) finished, (\d+) cut", log)
+    assert len(drained) == 2, log[-3000:]  # one line per worker
+    assert sum(int(f) for f, _ in drained) == STREAMS and all(c == "0" for _, c in drained)
+    assert "Traceback" not in log
+    split = "/".join(f for f, _ in drained)
+    print(f"--workers 2: {STREAMS} streams finished ({split} per worker), exit 0 in {took:.1f} s")
