@@ -13,8 +13,12 @@
 # the sentences: `.gpujob/v02text/{en,zh}.txt` from `emostream.train.sentences.generate`.
 #
 # Window 1 (2026-12-03): SEED=2, no cross speakers, start 650 850, no vocoder.
-# Window 2 (2026-12-03): SEED=3 CROSS_EN=100 CROSS_ZH=250 BLENDS_EN=150 BLENDS_ZH=100,
-#   stage c (the light vocoder trains alongside), PARITY=0, start 520 1150, vocbench.
+# Window 2 (planned, not run yet): SEED=3 CROSS_EN=100 CROSS_ZH=250 BLENDS_EN=150
+#   BLENDS_ZH=100, stage c (the light vocoder trains alongside, or already runs from vstart),
+#   PARITY=0, start 520 1150, vocbench. The v0.2 warm start is the shipped .onnx: stage b
+#   installs the onnx wheel that `prepare` downloads.
+# Light vocoder v0.1 (2026-12-03): HIDE_CORPUS=0 hide; vstart 900; watch 520; collect 345;
+#   vocbench 2 (bench/results/vocoder/2026-12-03-h200-lite-vocoder.md).
 #
 # Developer machine (repo root):
 #   SEED=3 ... bash models/recipes/gpu_window_v02.sh prepare   # .gpujob/v02{a,b,c}/ (ignored)
