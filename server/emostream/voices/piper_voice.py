@@ -40,6 +40,30 @@ class PiperSplit:
     decoder: bytes
 
 
+def set_espeak_voice_once() -> None:
+    """Make piper's ``espeakbridge.set_voice`` skip calls that would not change the voice.
+
+    piper calls it before every phonemize, and each call grows the process by about 1.3 kB
+    that is never given back (espeak-ng; measured over 2,000 calls, after ``malloc_trim``):
+    a 10,000-utterance soak grew by 7.9 %. Every call is made under piper's phonemizer lock,
+    so remembering the last voice set is safe. Idempotent."""
+    from piper import espeakbridge
+
+    if getattr(espeakbridge.set_voice, "emostream_once", False):
+        return
+    original = espeakbridge.set_voice
+    current: list[str] = []
+
+    def set_voice(voice: str) -> None:
+        if current == [voice]:
+            return
+        original(voice)
+        current[:] = [voice]
+
+    set_voice.emostream_once = True  # type: ignore[attr-defined]
+    espeakbridge.set_voice = set_voice
+
+
 def split_piper_graph(model_path: Path) -> PiperSplit:
     """Cut a Piper VITS ONNX graph into front end and decoder (serialized models)."""
     model = onnx.load(str(model_path))
@@ -80,6 +104,8 @@ class PiperVoice:
         seed: int | None = None,
     ) -> None:
         from piper.voice import PiperVoice as _Piper  # phonemiser + id map (espeak-ng)
+
+        set_espeak_voice_once()
 
         self._piper = _Piper.load(str(model_path), config_path=str(config_path))
         self._config = json.loads(Path(config_path).read_text(encoding="utf-8"))
