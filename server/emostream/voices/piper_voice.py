@@ -60,8 +60,15 @@ def set_espeak_voice_once() -> None:
         original(voice)
         current[:] = [voice]
 
+    original_init = espeakbridge.initialize
+
+    def initialize(data_dir: str) -> None:  # a fresh espeak has no voice set
+        current.clear()
+        original_init(data_dir)
+
     set_voice.emostream_once = True  # type: ignore[attr-defined]
     espeakbridge.set_voice = set_voice
+    espeakbridge.initialize = initialize
 
 
 def split_piper_graph(model_path: Path) -> PiperSplit:
