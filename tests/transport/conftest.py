@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from typing import Any
 
 from tests.voices.voice_fixtures import other_speech, redis_server, speech  # noqa: F401
@@ -26,3 +27,14 @@ async def collect(
             events.append(json.loads(msg))
             if events[-1]["type"] in stop:
                 return events, audio
+
+
+class LogRecords(logging.Handler):
+    """Warnings and errors logged while a test runs (attach to the loggers to watch)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)

@@ -29,6 +29,7 @@ from websockets.sync.client import connect
 
 from emostream.voices.piper_voice import PiperVoice
 from tests.conftest import ServerThread
+from tests.transport.conftest import LogRecords
 
 EXAMPLES = int(os.environ.get("EMOSTREAM_FUZZ_EXAMPLES", "300"))
 FUZZ = settings(
@@ -46,25 +47,16 @@ CODES = {
 SENT = {"ws": 0, "http": 0}
 
 
-class _Records(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-
 @pytest.fixture(scope="module")
 def fuzzed(
     joe: PiperVoice, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[ServerThread, _Records]]:
+) -> Iterator[tuple[ServerThread, LogRecords]]:
     from emostream.config import Settings
     from emostream.transport.app import create_app
     from emostream.voices.catalog import VoiceCatalog
 
     settings_ = Settings(data_dir=str(tmp_path_factory.mktemp("fuzz")), max_text_chars=300)
-    handler = _Records()
+    handler = LogRecords()
     loggers = [logging.getLogger(n) for n in ("uvicorn", "emostream")]
     for logger in loggers:
         logger.addHandler(handler)
@@ -163,7 +155,7 @@ def check_until_marker(ws: Any, marker: str) -> None:
 @FUZZ
 @given(st.lists(frames, min_size=4, max_size=24))
 def test_websocket_fuzz(
-    fuzzed: tuple[ServerThread, _Records], batch: list[str | bytes | None]
+    fuzzed: tuple[ServerThread, LogRecords], batch: list[str | bytes | None]
 ) -> None:
     server, _ = fuzzed
     marker = f"fuzz-marker-{SENT['ws']}"
@@ -193,7 +185,7 @@ http_bodies = st.one_of(
 
 @settings(FUZZ, max_examples=max(20, EXAMPLES // 4))
 @given(http_bodies)
-def test_http_fuzz(fuzzed: tuple[ServerThread, _Records], body: bytes) -> None:
+def test_http_fuzz(fuzzed: tuple[ServerThread, LogRecords], body: bytes) -> None:
     server, _ = fuzzed
     SENT["http"] += 1
     headers = {"content-type": "application/json"}

@@ -16,7 +16,7 @@ import websockets
 
 from emostream.voices.piper_voice import PiperVoice
 from tests.conftest import ServerThread
-from tests.transport.conftest import collect
+from tests.transport.conftest import LogRecords, collect
 
 BIG = "1" * 400
 
@@ -35,19 +35,10 @@ def one_stream_server(
         yield srv
 
 
-class _Records(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-
 @pytest.fixture
 def server_log() -> Iterator[list[logging.LogRecord]]:
     """Warnings and errors the server logs (uvicorn's own loggers do not reach the root)."""
-    handler = _Records()
+    handler = LogRecords()
     loggers = [logging.getLogger(name) for name in ("uvicorn", "emostream")]
     for logger in loggers:
         logger.addHandler(handler)
