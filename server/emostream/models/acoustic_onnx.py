@@ -43,16 +43,13 @@ class OnnxAcousticModel:
     def __init__(self, path: str | Path, *, threads: int = 1) -> None:
         import onnxruntime as ort
 
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = max(1, threads)
-        opts.inter_op_num_threads = 1
-        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.path = Path(path)
+        from emostream.models.ort_cpu import cpu_options
+
+        opts = cpu_options(max(1, threads))
         self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         meta = self.session.get_modelmeta().custom_metadata_map
+        # onnx_weights.CONFIG_KEY (not imported: that module loads the onnx package)
         self.config: dict[str, Any] = json.loads(meta.get("emostream.config", "{}"))
-        self.step = int(meta.get("step", "0") or 0)
 
     def infer(
         self, inputs: dict[str, npt.NDArray[Any]]

@@ -20,6 +20,8 @@ import numpy as np
 import numpy.typing as npt
 import onnxruntime as ort
 
+from emostream.models.ort_cpu import cpu_options
+
 log = logging.getLogger(__name__)
 
 HOP_LENGTH = 256
@@ -56,11 +58,7 @@ class OnnxHifiGan:
         threads: int = 1,
         providers: Sequence[str] | None = None,
     ) -> None:
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts = cpu_options(threads)
         chosen = list(providers) if providers is not None else choose_providers()
         self.session = ort.InferenceSession(str(path), sess_options=opts, providers=chosen)
         self.providers = self.session.get_providers()

@@ -22,11 +22,9 @@ class OnnxLiteVocoder:
     def __init__(self, path: str | Path, *, threads: int = 1) -> None:
         import onnxruntime as ort
 
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        from emostream.models.ort_cpu import cpu_options
+
+        opts = cpu_options(threads)
         self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
 
     def __call__(self, mel: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:

@@ -25,6 +25,7 @@ import onnx
 import onnx.utils
 import onnxruntime as ort
 
+from emostream.models.ort_cpu import cpu_options
 from emostream.voices.base import Controls, Latent, VoiceInfo, check_controls
 
 log = logging.getLogger(__name__)
@@ -82,11 +83,7 @@ def split_piper_graph(model_path: Path) -> PiperSplit:
 
 
 def _session(model: bytes, threads: int) -> ort.InferenceSession:
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
-    so.inter_op_num_threads = 1
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(model, cpu_options(threads), providers=["CPUExecutionProvider"])
 
 
 class PiperVoice:
