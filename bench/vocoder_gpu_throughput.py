@@ -76,10 +76,7 @@ def main() -> None:
 
     @torch.inference_mode()
     def run_lite(mel: torch.Tensor) -> torch.Tensor:
-        with torch.autocast("cuda", torch.bfloat16):
-            head = lite.spectrum(mel)
-        out: torch.Tensor = lite.synthesize(head.float())
-        return out
+        return lite.mixed(mel, bf16=True)
 
     rows = []
     for b in [int(x) for x in a.batches.split(",")]:

@@ -82,7 +82,6 @@ def _lite_module(settings: Settings) -> Any:
     """The light vocoder (weights from its shipped ONNX file) as the engine's module:
     ``[B, 80, L] -> [B, 1, L * hop]``: the network in bf16 autocast as it was trained, the
     iSTFT in float32 (what ``bench/vocoder_gpu_throughput.py`` measures)."""
-    import torch
     from torch import nn
 
     from emostream.models.lite_vocoder import LiteVocoder
@@ -99,9 +98,6 @@ def _lite_module(settings: Settings) -> Any:
             self.inner = inner
 
         def forward(self, mel: Any) -> Any:
-            with torch.autocast(mel.device.type, torch.bfloat16, enabled=mel.is_cuda):
-                head = self.inner.spectrum(mel)
-            audio = self.inner.synthesize(head.float()).clamp(-1.0, 1.0)
-            return audio[:, None]
+            return self.inner.mixed(mel, bf16=mel.is_cuda).clamp(-1.0, 1.0)[:, None]
 
     return Lite(LiteVocoder.load(models_dir / LITE_VOCODER))

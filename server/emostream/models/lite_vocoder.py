@@ -277,6 +277,13 @@ class LiteVocoder(nn.Module):
         pad = self.config.pad
         return audio[:, pad : audio.shape[1] - pad]
 
+    def mixed(self, mel: torch.Tensor, *, bf16: bool) -> torch.Tensor:
+        """``[B, n_mels, T]`` -> ``[B, T * hop]`` as trained on the GPU: the network under
+        bf16 autocast when ``bf16``, the iSTFT in float32 (not clipped)."""
+        with torch.autocast(mel.device.type, torch.bfloat16, enabled=bf16):
+            head = self.spectrum(mel)
+        return self.synthesize(head.float())
+
     def forward(self, mel: torch.Tensor) -> torch.Tensor:
         """``[B, n_mels, T]`` log-mel -> ``[B, T * hop]`` audio (clipped to [-1, 1] in eval)."""
         audio = self.synthesize(self.spectrum(mel))

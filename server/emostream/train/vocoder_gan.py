@@ -356,9 +356,7 @@ def teacher_audio(teacher: nn.Module, mel: torch.Tensor, context: int) -> torch.
 
 def student_audio(gen: LiteVocoder, mel: torch.Tensor, context: int, amp: bool) -> torch.Tensor:
     """The student's audio of the window, centre cropped (network in autocast, iSTFT fp32)."""
-    with torch.autocast(mel.device.type, torch.bfloat16, enabled=amp):
-        head = gen.spectrum(mel)
-    audio = gen.synthesize(head.float())
+    audio = gen.mixed(mel, bf16=amp)
     n = (mel.shape[-1] - 2 * context) * HOP
     return audio[:, context * HOP : context * HOP + n]
 
