@@ -39,7 +39,21 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class ServerThread:
+class Loopback:
+    """URLs of a server on ``self.port`` of the loopback interface."""
+
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/v1/stream"
+
+
+class ServerThread(Loopback):
     """uvicorn serving an app in a thread, with the same options the CLI uses."""
 
     def __init__(self, app: object) -> None:
@@ -53,14 +67,6 @@ class ServerThread:
         )  # fmt: skip
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/v1/stream"
 
     def __enter__(self) -> Self:
         self.thread.start()

@@ -11,10 +11,10 @@ from typing import Self
 
 import httpx
 
-from tests.conftest import free_port
+from tests.conftest import Loopback, free_port
 
 
-class Served:
+class Served(Loopback):
     """``python -m emostream serve`` on a free loopback port, its output in ``log``.
 
     ``env`` adds ``EMOSTREAM_*`` settings; ``args`` adds CLI flags. ``start()`` waits for
@@ -26,14 +26,6 @@ class Served:
         self.args = args
         self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/v1/stream"
 
     @property
     def pid(self) -> int:

@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,42 +15,22 @@ import httpx
 import pytest
 import websockets
 
-from tests.conftest import free_port
+from tests.transport.served import Served
 
 SHORT = "A short reply that finishes in time."
 LONG = " ".join(["This one is far too long to finish before the drain deadline."] * 30)
 
 
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int, Path]]:
-    port = free_port()
+def served(tmp_path: Path) -> Iterator[Served]:
     env = {
-        **os.environ,
         "EMOSTREAM_ACOUSTIC": "off",
         "EMOSTREAM_DATA_DIR": str(tmp_path / "data"),
         "EMOSTREAM_DRAIN_TIMEOUT_S": "4",
         "EMOSTREAM_LOG_LEVEL": "info",
     }
-    log = tmp_path / "server.log"
-    cmd = [sys.executable, "-m", "emostream", "serve", "--port", str(port)]
-    with log.open("wb") as sink:
-        proc = subprocess.Popen(cmd, env=env, stdout=sink, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert proc.poll() is None, log.read_text()
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.3)
-        yield proc, port, log
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    with Served(tmp_path / "server.log", env) as server:
+        yield server
 
 
 async def speak(url: str, text: str, started: asyncio.Event) -> list[str]:
@@ -82,11 +59,9 @@ async def speak(url: str, text: str, started: asyncio.Event) -> list[str]:
     return seen
 
 
-async def test_sigterm_drains_then_exits_zero(
-    served: tuple[subprocess.Popen[bytes], int, Path],
-) -> None:
-    proc, port, log = served
-    url = f"ws://127.0.0.1:{port}/v1/stream"
+async def test_sigterm_drains_then_exits_zero(served: Served) -> None:
+    assert served.proc is not None
+    proc, url, log = served.proc, served.ws_url, served.log
     events = [asyncio.Event() for _ in range(8)]
     texts = [SHORT] * 6 + [LONG] * 2
     tasks = [asyncio.create_task(speak(url, t, e)) for t, e in zip(texts, events, strict=True)]
@@ -97,7 +72,7 @@ async def test_sigterm_drains_then_exits_zero(
         t0 = time.monotonic()
         idle_event = json.loads(await asyncio.wait_for(idle.recv(), 5))
         assert idle_event["code"] == "shutting_down"  # idle connections are told at once
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+        async with httpx.AsyncClient(base_url=served.url) as client:
             health = await client.get("/healthz")
             assert health.status_code == 503 and health.json()["status"] == "draining"
             r = await client.post("/v1/audio/speech", json={"input": "Hi."})
