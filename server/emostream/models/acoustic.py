@@ -413,23 +413,11 @@ def read_checkpoint(path: str | Path, *, map_location: str = "cpu") -> dict[str,
         return blob
     from emostream.models import onnx_weights
 
-    meta = onnx_weights.read_metadata(path)
-    state = onnx_weights.read_state(path, prefix=ONNX_PREFIX)
-    out: dict[str, Any] = {
-        k: _json_or_text(v) for k, v in meta.items() if k != onnx_weights.CONFIG_KEY
-    }
-    out["config"] = onnx_weights.read_config(path)
+    info, state = onnx_weights.read_export(path, prefix=ONNX_PREFIX)
+    out: dict[str, Any] = {k: v for k, v in info.items() if k != onnx_weights.CONFIG_KEY}
+    out["config"] = info[onnx_weights.CONFIG_KEY]
     out["model"] = {k: torch.from_numpy(v.copy()) for k, v in state.items()}
     return out
-
-
-def _json_or_text(value: str) -> Any:
-    import json
-
-    try:
-        return json.loads(value)
-    except ValueError:
-        return value
 
 
 def controls_tensor(p: Prosody, batch: int = 1) -> torch.Tensor:

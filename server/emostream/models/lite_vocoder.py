@@ -311,8 +311,8 @@ class LiteVocoder(nn.Module):
         if Path(path).suffix == ".onnx":
             from emostream.models import onnx_weights
 
-            model = cls(LiteVocoderConfig.from_dict(onnx_weights.read_config(path)))
-            state = onnx_weights.read_state(path)
+            info, state = onnx_weights.read_export(path)
+            model = cls(LiteVocoderConfig.from_dict(info[onnx_weights.CONFIG_KEY]))
             model.load_state_dict(
                 {k: torch.from_numpy(state[k].astype(np.float32)) for k in model.state_dict()}
             )

@@ -10,8 +10,8 @@ file, so no second copy of the weights is committed:
   checkpoint.
 * Export with ``do_constant_folding=False`` so every parameter and buffer keeps its
   ``state_dict`` name as an initializer name (``torch.onnx.export`` names them so);
-  :func:`read_state` returns them (float16 stays float16) and :func:`read_metadata` the
-  ``metadata_props`` (the model's config as JSON, its training step ...).
+  :func:`read_export` returns them (float16 stays float16) with the ``metadata_props`` (the
+  model's config, its training step ...).
 
 Only ``onnx`` and numpy are imported: this module is safe on the torch-free CPU install.
 """
@@ -108,30 +108,30 @@ def set_metadata(model: onnx.ModelProto, values: Mapping[str, Any]) -> None:
             model.metadata_props.add(key=key, value=text)
 
 
-def read_metadata(path: str | Path) -> dict[str, str]:
-    """``metadata_props`` of the ONNX file at ``path`` (weights are not loaded)."""
-    model = onnx.load(str(path), load_external_data=False)
-    return {p.key: p.value for p in model.metadata_props}
-
-
-def read_config(path: str | Path) -> dict[str, Any]:
-    """The model config a project export stored under :data:`CONFIG_KEY`."""
-    meta = read_metadata(path)
+def read_export(
+    path: str | Path, *, prefix: str = ""
+) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]]:
+    """One read of a project export: its config (:data:`CONFIG_KEY`) and other metadata
+    (JSON values decoded), and its initializers whose names start with ``prefix``, by name
+    without it (dtype as stored), plus the weights the exporter merged into an identical one
+    (:data:`ALIASES_KEY`)."""
+    model = onnx.load(str(path))
+    meta = {p.key: p.value for p in model.metadata_props}
     if CONFIG_KEY not in meta:
         raise ValueError(f"{path}: no {CONFIG_KEY!r} in the ONNX metadata (not a project export)")
-    config: dict[str, Any] = json.loads(meta[CONFIG_KEY])
-    return config
-
-
-def read_state(path: str | Path, *, prefix: str = "") -> dict[str, npt.NDArray[Any]]:
-    """Initializers whose names start with ``prefix``, by name without it (dtype as stored),
-    plus the weights the exporter merged into an identical one (:data:`ALIASES_KEY`)."""
-    model = onnx.load(str(path))
     inits = {init.name: numpy_helper.to_array(init) for init in model.graph.initializer}
-    meta = {p.key: p.value for p in model.metadata_props}
     for name, same in json.loads(meta.get(ALIASES_KEY, "{}")).items():
         inits[name] = inits[same]
-    return {k[len(prefix) :]: v for k, v in inits.items() if k.startswith(prefix)}
+    info = {k: _json_or_text(v) for k, v in meta.items() if k != ALIASES_KEY}
+    state = {k[len(prefix) :]: v for k, v in inits.items() if k.startswith(prefix)}
+    return info, state
+
+
+def _json_or_text(value: str) -> Any:
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
 
 
 def aliases(model: onnx.ModelProto, state: Mapping[str, npt.NDArray[Any]]) -> dict[str, str]:
