@@ -115,6 +115,17 @@ def test_trains_resumes_and_warm_starts(tiny_corpus: Path, tmp_path: Path) -> No
     assert third["step"] == 7 and third["steps_this_run"] == 1
     assert third["history"][0]["mel_l1"] == pytest.approx(second["eval"]["mel_l1"], rel=2e-2)
 
+    # ... and from the shipped ONNX export of the same weights (what the repository ships).
+    exported = LiteVocoder.load(shipped).export_onnx(
+        tmp_path / "lite.onnx", half=True, extra={"step": 6}
+    )
+    fourth = train(
+        tiny_corpus, tmp_path / "from-onnx", max_steps=7, gc=TINY, device="cpu",
+        init=exported, teacher=stand_in(),
+    )  # fmt: skip
+    assert fourth["step"] == 7 and fourth["steps_this_run"] == 1
+    assert fourth["history"][0]["mel_l1"] == pytest.approx(third["history"][0]["mel_l1"], rel=1e-3)
+
 
 def test_warmup_learns(tiny_corpus: Path, tmp_path: Path) -> None:
     """A few dozen generator-only steps bring the student closer to the teacher."""

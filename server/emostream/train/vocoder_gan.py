@@ -26,8 +26,8 @@ Files in ``--out``: ``last.pt`` (generator, discriminators, optimisers, step; wr
 ``save_every`` steps and at the end; a run with the same ``--out`` resumes from it),
 ``lite_vocoder_fp16.pt`` (the shippable generator, ~9 MB), ``summary-<step>.json`` (steps,
 losses, held-out distances of student vs V1 on fixed segments, speed). ``--init`` warm-starts
-the generator from a shipped ``lite_vocoder_fp16.pt`` (fresh optimisers) when ``last.pt`` is
-absent.
+the generator from a shipped ``lite_vocoder_fp16.pt`` or ``.onnx`` (fresh optimisers) when
+``last.pt`` is absent.
 
 Only numpy and torch are imported (the GPU host has no soxr / librosa / onnxruntime).
 """
@@ -385,6 +385,22 @@ def _feature_matching(
     return total
 
 
+def read_init(path: Path) -> dict[str, Any]:
+    """A shipped generator as ``{"config", "model", "step", ...}``: the ``lite_vocoder_fp16.pt``
+    :meth:`LiteVocoder.save` wrote, or the ``.onnx`` export (weights by ``state_dict`` name,
+    config and step in its metadata; needs the ``onnx`` package)."""
+    if path.suffix != ".onnx":
+        blob: dict[str, Any] = torch.load(path, map_location="cpu", weights_only=True)
+        return blob
+    from emostream.models import onnx_weights
+
+    info, state = onnx_weights.read_export(path)
+    out = {k: v for k, v in info.items() if k != onnx_weights.CONFIG_KEY}
+    out["config"] = info[onnx_weights.CONFIG_KEY]
+    out["model"] = {k: torch.from_numpy(v.astype(np.float32)) for k, v in state.items()}
+    return out
+
+
 def train(
     corpus: Path | Sequence[Path],
     out: Path,
@@ -428,7 +444,7 @@ def train(
         state = torch.load(ckpt, map_location="cpu", weights_only=False)
         gen_cfg = LiteVocoderConfig.from_dict(state["config"])
     elif init is not None:
-        warm = torch.load(init, map_location="cpu", weights_only=True)
+        warm = read_init(init)
         gen_cfg = LiteVocoderConfig.from_dict(warm["config"])
     else:
         gen_cfg = LiteVocoderConfig.from_dict(gc.generator)
@@ -630,7 +646,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--budget", type=float, default=1200.0, help="seconds of training")
     p.add_argument("--max-steps", type=int, default=0)
-    p.add_argument("--init", type=Path, default=None, help="warm start: lite_vocoder_fp16.pt")
+    p.add_argument(
+        "--init",
+        type=Path,
+        default=None,
+        help="warm start: lite_vocoder_fp16.pt or the shipped .onnx",
+    )
     p.add_argument("--follow", action="store_true", help="add shards that appear while training")
     p.add_argument("--device", default=None)
     p.add_argument("--teacher", type=Path, default=None, help="HiFi-GAN V1 universal checkpoint")
