@@ -19,6 +19,7 @@ BENCHES = {
     "acoustic": "emostream.bench.acoustic_quality",
     "vocoder": "emostream.bench.vocoder",
 }
+BENCH_USAGE = f"emostream bench {{{','.join(BENCHES)}}} [options]"
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -160,11 +161,16 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["bench"]:
         if len(argv) < 2 or argv[1] not in BENCHES:
-            print(f"usage: emostream bench {{{','.join(BENCHES)}}} [options]", file=sys.stderr)
+            print(f"usage: {BENCH_USAGE}", file=sys.stderr)
             return 2
         module = importlib.import_module(BENCHES[argv[1]])
         return int(module.main(argv[2:]))
-    p = argparse.ArgumentParser(prog="emostream", description="Streaming expressive TTS server")
+    # `bench` is dispatched above, before argparse; the epilog keeps it in --help.
+    p = argparse.ArgumentParser(
+        prog="emostream",
+        description="Streaming expressive TTS server",
+        epilog=f"{BENCH_USAGE}: benchmarks (see emostream bench X --help)",
+    )
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("serve", help="run the WebSocket/HTTP server")
     s.add_argument("--host", default=None)
@@ -193,7 +199,6 @@ def main(argv: list[str] | None = None) -> int:
     y.add_argument("--speed", type=float, default=1.0)
     y.add_argument("--pitch-shift", type=float, default=0.0)
     y.add_argument("--sample-rate", type=int, default=24000, choices=[16000, 24000, 48000])
-    sub.add_parser("bench", help="benchmarks: first-audio, vocoder (see emostream bench X --help)")
     args = p.parse_args(argv)
     if args.cmd == "serve":
         return _serve(args)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 
@@ -67,7 +67,6 @@ class Settings:
     max_start_bytes: int = 8 << 20
     max_utterance_s: float = 300.0  # WebSocket utterance wall time, start to done (0: none)
     log_level: str = "info"
-    extra: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -75,8 +74,6 @@ class Settings:
         env = os.environ if env is None else env
         values: dict[str, Any] = {}
         for f in fields(cls):
-            if f.name == "extra":
-                continue
             raw = env.get(f"EMOSTREAM_{f.name.upper()}")
             if raw is None:
                 continue

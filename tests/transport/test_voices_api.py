@@ -9,7 +9,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 from starlette.applications import Starlette
 
-from emostream.transport.voices_api import cloned_voice_dicts, voice_routes
+from emostream.transport.voices_api import voice_routes
 from emostream.voices.cache import EmbeddingCache
 from emostream.voices.clip import Clip, ClipIntake
 from emostream.voices.encoder import SpeakerEncoder, cosine
@@ -77,7 +77,7 @@ async def test_register_restart_get_delete(
     async with _client(app2) as client:
         got = await client.get(f"/v1/voices/{body['id']}")
         assert got.status_code == 200 and got.json() == body
-        assert cloned_voice_dicts(registry2) == [body]
+        assert [v.as_dict() for v in registry2.voices()] == [body]
         stored = registry2.get(body["id"])
         assert stored is not None and np.array_equal(stored.embedding, embedding)
         clip = registry2.clip(body["id"])

@@ -1,7 +1,7 @@
 """HTTP routes for cloned voices: ``POST /v1/voices``, ``GET|DELETE /v1/voices/{id}``.
 
 The app mounts ``voice_routes(...)``; ``GET /v1/voices`` (stock and cloned together) stays with
-the app, which can call :func:`cloned_voice_dicts` for the cloned half.
+the app (:func:`emostream.transport.http.voices`).
 
 ``POST /v1/voices`` takes ``multipart/form-data`` with ``file`` (the reference clip: WAV, FLAC,
 Ogg Vorbis/Opus, MP3; WebM/MP4 with PyAV) and ``name``, and answers ``201`` with the voice as
@@ -48,14 +48,6 @@ class Embedder(Protocol):
 
 async def _to_thread(fn: Callable[[], T]) -> T:
     return await asyncio.to_thread(fn)
-
-
-def cloned_voice_dicts(
-    registry: VoiceRegistry, owner: str | None = None
-) -> list[dict[str, object]]:
-    """The cloned voices as ``GET /v1/voices`` entries (oldest first; ``owner``'s only when
-    given)."""
-    return [v.as_dict() for v in registry.voices(owner=owner)]
 
 
 def voice_routes(
