@@ -31,6 +31,9 @@ class Settings:
     decode_workers: int = 2  # threads running model calls on CPU
     redis_url: str = ""  # empty: in-process cache only
     data_dir: str = "~/.local/share/emostream"  # cloned voices (SQLite)
+    # Cloned and inline-reference voices kept built per process (an LRU of each); one evicted
+    # is built again from the registry or the embedding cache on its next use.
+    voice_cache_size: int = 256
     acoustic: str = "auto"  # EmoStream acoustic voices: auto (if the model is found), on, off
     models_dir: str = ""  # shipped weights; empty: the models/ folder above the package
     # Vocoder of the EmoStream voices: "lite" (the light one, ONNX Runtime on CPU / torch on

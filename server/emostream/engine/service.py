@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
@@ -24,6 +23,7 @@ from emostream.engine.streamer import (
     stream_utterance,
 )
 from emostream.voices.base import Voice, VoiceInfo
+from emostream.voices.cache import LRU
 from emostream.voices.catalog import VoiceCatalog
 from emostream.voices.registry import VoiceRegistry
 
@@ -61,13 +61,19 @@ class SpeechService:
         metrics: Metrics | None = None,
         registry: VoiceRegistry | None = None,
         embed_reference: Callable[[bytes], Awaitable[npt.NDArray[np.float32]]] | None = None,
+        voice_cache_size: int | None = None,
     ) -> None:
+        """``voice_cache_size``: how many cloned voices, and how many inline-reference voices,
+        stay built (an LRU of each; default ``settings.voice_cache_size``, 256). An evicted
+        clone is built again from the ``registry`` on its next use, an evicted reference voice
+        from ``embed_reference`` (which caches embeddings by clip) when its clip comes again."""
         self.settings = settings
         self.catalog = catalog
         self.registry = registry
-        self._clones: dict[str, Voice] = {}
+        size = settings.voice_cache_size if voice_cache_size is None else voice_cache_size
+        self._clones: LRU[Voice] = LRU(size)  # registry clones, by id
         self._embed_reference = embed_reference
-        self._references: OrderedDict[str, Voice] = OrderedDict()  # inline clips, LRU
+        self._references: LRU[Voice] = LRU(size)  # inline clips, by "ref_" + clip hash
         self.runner: Runner = runner or ThreadRunner(workers=settings.decode_workers)
         self.metrics = metrics or Metrics()
         self.active = 0
@@ -84,15 +90,16 @@ class SpeechService:
         found = self.catalog.get(voice_id) or self._references.get(voice_id)
         if found is not None or self.catalog.family is None or self.registry is None:
             return found
-        if voice_id in self._clones:
-            return self._clones[voice_id]
+        cached = self._clones.get(voice_id)
+        if cached is not None:
+            return cached
         clone = self.registry.get(voice_id)
         if clone is None:
             return None
         voice = self.catalog.family.voice(
             clone.id, clone.embedding, language="multi", description=f"cloned voice {clone.name!r}"
         )
-        self._clones[voice_id] = voice
+        self._clones.put(voice_id, voice)
         return voice
 
     async def reference_voice(self, clip: bytes) -> Voice:
@@ -103,16 +110,14 @@ class SpeechService:
         if family is None or self._embed_reference is None:
             raise RuntimeError("no loaded model speaks arbitrary speakers")
         voice_id = "ref_" + hashlib.sha256(clip).hexdigest()[:16]
-        if voice_id in self._references:
-            self._references.move_to_end(voice_id)
-            return self._references[voice_id]
+        cached = self._references.get(voice_id)
+        if cached is not None:
+            return cached
         embedding = await self._embed_reference(clip)
         voice = family.voice(
             voice_id, embedding, language="multi", description="inline reference clip"
         )
-        self._references[voice_id] = voice
-        while len(self._references) > 256:
-            self._references.popitem(last=False)
+        self._references.put(voice_id, voice)
         return voice
 
     def voice_info(self, voice_id: str) -> VoiceInfo | None:
@@ -122,7 +127,7 @@ class SpeechService:
     def forget(self, event: str, voice_id: str) -> None:
         """Registry change hook: drop a deleted clone's cached voice."""
         if event == "deleted":
-            self._clones.pop(voice_id, None)
+            self._clones.pop(voice_id)
 
     def new_stream_id(self) -> str:
         return f"s-{self._prefix}-{next(self._ids)}"

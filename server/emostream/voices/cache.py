@@ -23,7 +23,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +32,7 @@ from prometheus_client import CollectorRegistry, Counter
 log = logging.getLogger(__name__)
 
 FloatArray = npt.NDArray[np.float32]
+V = TypeVar("V")
 
 
 @dataclass
@@ -54,24 +55,36 @@ class CacheStats:
         }
 
 
-class LRU:
-    """A small ordered-dict LRU of embeddings (not thread-safe; used from one event loop)."""
+class LRU(Generic[V]):
+    """A small ordered-dict LRU by string key (not thread-safe; used from one event loop).
+
+    Holds at most ``capacity`` items (0: none); :meth:`put` past it drops the least recently
+    used (:meth:`get` and :meth:`put` count as use)."""
 
     def __init__(self, capacity: int = 1024) -> None:
+        if capacity < 0:
+            raise ValueError("capacity must be >= 0")
         self.capacity = capacity
-        self._items: OrderedDict[str, FloatArray] = OrderedDict()
+        self._items: OrderedDict[str, V] = OrderedDict()
 
-    def get(self, key: str) -> FloatArray | None:
+    def get(self, key: str) -> V | None:
         value = self._items.get(key)
         if value is not None:
             self._items.move_to_end(key)
         return value
 
-    def put(self, key: str, value: FloatArray) -> None:
+    def put(self, key: str, value: V) -> None:
         self._items[key] = value
         self._items.move_to_end(key)
         while len(self._items) > self.capacity:
             self._items.popitem(last=False)
+
+    def pop(self, key: str) -> V | None:
+        """Forget ``key``; its value, or None if it was not held."""
+        return self._items.pop(key, None)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
 
     def __len__(self) -> int:
         return len(self._items)
@@ -108,7 +121,7 @@ class EmbeddingCache:
         self.namespace = namespace
         self.retry_after_s = retry_after_s
         self.stats = CacheStats()
-        self._lru = LRU(lru_size)
+        self._lru: LRU[FloatArray] = LRU(lru_size)
         self._clock = clock
         self._down_until = 0.0
         self._inflight: dict[str, asyncio.Future[FloatArray]] = {}
