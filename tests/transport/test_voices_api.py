@@ -13,6 +13,7 @@ from emostream.transport.voices_api import voice_routes
 from emostream.voices.cache import EmbeddingCache
 from emostream.voices.clip import Clip, ClipIntake
 from emostream.voices.encoder import SpeakerEncoder, cosine
+from emostream.voices.enroll import Enroller
 from emostream.voices.registry import VoiceRegistry, is_cloned_id
 from tests.voices.test_clip import CATALOGUE
 from tests.voices.voice_fixtures import RedisServer, to_bytes
@@ -42,7 +43,7 @@ def _app(
     db: Path, encoder: CountingEncoder, cache: EmbeddingCache | None = None
 ) -> tuple[Starlette, VoiceRegistry]:
     registry = VoiceRegistry(db)
-    routes = voice_routes(registry, ClipIntake(), encoder, cache=cache)
+    routes = voice_routes(registry, Enroller(ClipIntake(), encoder, cache=cache))
     return Starlette(routes=routes), registry
 
 

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import logging
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-import numpy as np
-import numpy.typing as npt
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
@@ -33,6 +29,7 @@ from emostream.voices.cache import EmbeddingCache
 from emostream.voices.catalog import VoiceCatalog, load_catalog
 from emostream.voices.clip import ClipIntake
 from emostream.voices.encoder import SpeakerEncoder, default_model_path
+from emostream.voices.enroll import Enroller
 from emostream.voices.registry import VoiceRegistry
 
 log = logging.getLogger(__name__)
@@ -70,19 +67,8 @@ def create_app(
     cache = EmbeddingCache(redis_url=settings.redis_url, registry=metrics.registry)
     encoder = SpeakerEncoder(default_model_path(settings.models_dir), threads=settings.cpu_threads)
     holder: list[SpeechService] = []  # the service, once the lifespan has built it
-    intake = ClipIntake()
-
-    async def embed_reference(data: bytes) -> npt.NDArray[np.float32]:
-        """Speaker embedding of an inline clip, through the shared cache (by the bytes' SHA-256)."""
-        if len(data) > intake.limits.max_bytes:
-            intake(data)  # raises the oversized ClipError without decoding
-        digest = hashlib.sha256(data).hexdigest()
-
-        async def compute() -> npt.NDArray[np.float32]:
-            clip = await asyncio.to_thread(intake, data)
-            return await asyncio.to_thread(encoder.embed_clip, clip)
-
-        return await cache.get_or_compute(encoder.version, digest, compute)
+    # One enrolment path: POST /v1/voices uploads and WebSocket reference_audio clips.
+    enroller = Enroller(ClipIntake(), encoder, cache=cache)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -99,7 +85,7 @@ def create_app(
                 runner=device.runner,
                 metrics=metrics,
                 registry=registry,
-                embed_reference=embed_reference,
+                embed_reference=enroller.embed,
             )
             if device.report:
                 metrics.gpu_memory.set(float(device.report.get("reserved_bytes", 0)))
@@ -128,9 +114,7 @@ def create_app(
         Route("/v1/voices", http.voices, methods=["GET"]),
         *voice_routes(
             registry,
-            intake,
-            encoder,
-            cache=cache,
+            enroller,
             on_change=lambda event, vid: holder[0].forget(event, vid) if holder else None,
             owner_of=principal_of,
             limits=limits,

@@ -4,20 +4,17 @@ The app mounts ``voice_routes(...)``; ``GET /v1/voices`` (stock and cloned toget
 the app (:func:`emostream.transport.http.voices`).
 
 ``POST /v1/voices`` takes ``multipart/form-data`` with ``file`` (the reference clip: WAV, FLAC,
-Ogg Vorbis/Opus, MP3; WebM/MP4 with PyAV) and ``name``, and answers ``201`` with the voice as
-JSON (``id`` among it). Every refusal is ``4xx`` with ``{"error": {"code", "message"}}`` and
-nothing stored; clip codes are those of :class:`emostream.voices.clip.ClipError`.
+Ogg Vorbis/Opus, MP3; WebM/MP4 with PyAV) and ``name``, enrols the clip
+(:meth:`emostream.voices.enroll.Enroller.enroll`) and answers ``201`` with the voice as JSON
+(``id`` among it). Every refusal is ``4xx`` with ``{"error": {"code", "message"}}`` and nothing
+stored; clip codes are those of :class:`emostream.voices.clip.ClipError`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Protocol, TypeVar
+from collections.abc import Callable
 
-import numpy as np
-import numpy.typing as npt
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -26,38 +23,20 @@ from starlette.routing import Route
 from emostream.engine.metrics import Metrics
 from emostream.transport.errors import error
 from emostream.transport.limits import KeyLimits, LimitExceeded
-from emostream.voices.cache import EmbeddingCache
-from emostream.voices.clip import Clip, ClipError, ClipIntake
+from emostream.voices.clip import ClipError
+from emostream.voices.enroll import Enroller
 from emostream.voices.registry import ClonedVoice, VoiceRegistry, clean_name
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
-Offload = Callable[[Callable[[], T]], Awaitable[T]]
-
 MULTIPART_SLACK = 64 * 1024  # bytes of form overhead allowed beyond the clip limit
-
-
-class Embedder(Protocol):
-    """What the routes need of a speaker encoder (:class:`~emostream.voices.encoder.SpeakerEncoder`)."""
-
-    version: str
-
-    def embed_clip(self, clip: Clip) -> npt.NDArray[np.float32]: ...
-
-
-async def _to_thread(fn: Callable[[], T]) -> T:
-    return await asyncio.to_thread(fn)
 
 
 def voice_routes(
     registry: VoiceRegistry,
-    intake: ClipIntake,
-    encoder: Embedder,
+    enroller: Enroller,
     *,
-    cache: EmbeddingCache | None = None,
     prefix: str = "/v1/voices",
-    offload: Offload[object] | None = None,
     on_change: Callable[[str, str], None] | None = None,
     owner_of: Callable[[Request], str | None] = lambda _request: None,
     limits: KeyLimits | None = None,
@@ -65,17 +44,15 @@ def voice_routes(
 ) -> list[Route]:
     """Routes for the cloned-voice API.
 
-    ``cache`` (optional) keys embeddings by encoder version and the upload's SHA-256, so a clip
-    uploaded again (here or on any server sharing the Redis) is not re-embedded. ``offload`` runs
-    blocking work (decode, embedding) off the event loop (default ``asyncio.to_thread``).
+    ``enroller`` turns an upload into a checked clip and its embedding (through its cache, so a
+    clip uploaded again is not re-embedded) and runs blocking work off the event loop.
     ``on_change(event, voice_id)`` is called with ``"created"`` / ``"deleted"`` (for the app's
     catalog or metrics). ``owner_of(request)`` is the caller's principal (``None``: auth off, where
     every clone is everyone's); a clone belongs to the principal that made it, and another
     principal's clone answers ``404`` as if it did not exist. ``limits`` counts uploads per key
     (``429 clone_quota``); ``metrics`` counts the refusals.
     """
-    run: Callable[[Callable[[], T]], Awaitable[T]] = offload or _to_thread  # type: ignore[assignment]
-    max_bytes = intake.limits.max_bytes
+    max_bytes = enroller.max_bytes
 
     def refuse(status: int, code: str, message: str) -> Response:
         if metrics is not None:
@@ -122,24 +99,16 @@ def voice_routes(
         except ValueError as exc:
             return error(400, "bad_name", str(exc))
         try:
-            clip = await run(lambda: intake(data))
+            enrolment = await enroller.enroll(data)
         except ClipError as exc:
             log.info("clip refused: %s (%s)", exc.code, exc.message)
             return error(exc.http_status, exc.code, exc.message)
-
-        async def compute() -> npt.NDArray[np.float32]:
-            return await run(lambda: encoder.embed_clip(clip))
-
-        if cache is not None:
-            embedding = await cache.get_or_compute(encoder.version, clip.sha256, compute)
-        else:
-            embedding = await compute()
-        final_name = name
-        voice = await run(
+        clip, final_name = enrolment.clip, name
+        voice = await enroller.run(
             lambda: registry.add(
                 name=final_name,
-                embedding=embedding,
-                encoder=encoder.version,
+                embedding=enrolment.embedding,
+                encoder=enroller.encoder.version,
                 clip_sha256=clip.sha256,
                 duration_s=clip.duration_s,
                 speech_s=clip.speech_s,
