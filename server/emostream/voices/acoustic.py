@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
@@ -27,6 +28,7 @@ from emostream.models.acoustic_onnx import OnnxAcousticModel, Prosody, pack_one
 from emostream.text.emotion import EMOTIONS, prosody_controls
 from emostream.text.phonemes import G2P, PhonemeSequence
 from emostream.voices.base import Controls, Latent, VoiceInfo
+from emostream.voices.words import WordUnits, safe_align
 
 if TYPE_CHECKING:
     import torch
@@ -167,10 +169,24 @@ class AcousticVoice:
     def acoustic(self, text: str, controls: Controls) -> Latent:
         return infer_batch(self.model, [self.prepare(text, controls)], device=self.device)[0]
 
+    def word_units(self, text: str, latent: Latent) -> list[WordUnits]:
+        """Written words of ``text`` and the units of ``latent`` that speak them: each word
+        said alone by the same G2P, matched against the segment's units
+        (:mod:`emostream.voices.words`; Mandarin per character)."""
+        g2p = self.g2p
+        return safe_align(text, latent.units, lambda word: _spoken(g2p, word))
+
     def decode(self, frames: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         if self.decoder is None:
             raise RuntimeError(f"voice {self.info.id!r} has no vocoder attached")
         return self.decoder(frames)
+
+
+@lru_cache(maxsize=8192)
+def _spoken(g2p: G2P, word: str) -> tuple[str, ...]:
+    """The units ``g2p`` gives ``word`` said alone (``^``/``$`` dropped); shared by every
+    voice of a family (one G2P)."""
+    return tuple(g2p(word).symbols[1:-1])
 
 
 def speaker_language(name: str) -> str:
@@ -223,7 +239,8 @@ class AcousticFamily:
 
     def voice(self, voice_id: str, embedding: npt.NDArray[np.float32], *, language: str,
               description: str) -> AcousticVoice:  # fmt: skip
-        info = VoiceInfo(voice_id, FAMILY, language, 22050, CONTROLS, description)
+        info = VoiceInfo(voice_id, FAMILY, language, 22050, CONTROLS, description,
+                         word_timestamps=True)  # fmt: skip
         return AcousticVoice(
             info,
             self.model,

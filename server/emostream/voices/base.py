@@ -17,6 +17,8 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from emostream.voices.words import WordUnits
+
 # Every control a request can name; a voice lists the subset it really honours.
 ALL_CONTROLS: tuple[str, ...] = ("speed", "pitch_shift", "energy", "emotion", "speaker")
 
@@ -55,6 +57,9 @@ class VoiceInfo:
     sample_rate: int
     controls: tuple[str, ...]
     description: str = ""
+    # The voice can time the written words of what it says (``word_units``; README
+    # "WebSocket protocol", ``word_timestamps``). Not part of ``as_dict``.
+    word_timestamps: bool = False
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -98,6 +103,16 @@ class Voice(Protocol):
 
     def decode(self, frames: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Frames ``[C, T]`` → mono float32 audio of ``T * hop_length`` samples."""
+        ...
+
+
+@runtime_checkable
+class WordTimedVoice(Protocol):
+    """A voice that can say which of a segment's units speak which written word."""
+
+    def word_units(self, text: str, latent: Latent) -> list[WordUnits]:
+        """The words of ``text`` (the segment ``latent`` was made from) with their unit
+        ranges into ``latent.units`` (see :mod:`emostream.voices.words`)."""
         ...
 
 

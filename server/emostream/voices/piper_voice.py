@@ -17,6 +17,7 @@ import json
 import logging
 import threading
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,7 @@ import onnxruntime as ort
 
 from emostream.models.ort_cpu import cpu_options
 from emostream.voices.base import Controls, Latent, VoiceInfo, check_controls
+from emostream.voices.words import WordUnits, safe_align
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +135,9 @@ class PiperVoice:
             controls=("speed",),
             description=f"Piper {self._config.get('dataset', voice_id)} "
             f"({self._config['audio'].get('quality', '')}), embedded CPU voice",
+            word_timestamps=True,
         )
+        self._spoken = lru_cache(maxsize=8192)(self._phonemes_alone)
 
     @classmethod
     def load_default(cls, *, threads: int = 1, voice_id: str = "joe") -> PiperVoice:
@@ -175,6 +179,17 @@ class PiperVoice:
             unit_frames=per_id,
             units=self._id_labels(ids, phonemes),
         )
+
+    def word_units(self, text: str, latent: Latent) -> list[WordUnits]:
+        """Written words of ``text`` and the phoneme ids of ``latent`` that speak them (VITS
+        gives frames per id): each word phonemised alone, matched against the segment's
+        phonemes (:mod:`emostream.voices.words`)."""
+        return safe_align(text, latent.units, self._spoken)
+
+    def _phonemes_alone(self, word: str) -> tuple[str, ...]:
+        with self._phonemize_lock:
+            sentences = self._piper.phonemize(word)
+        return tuple(p for sent in sentences for p in sent)
 
     def _id_labels(self, ids: list[int], phonemes: list[str]) -> list[str]:
         """A label per phoneme id: ``^`` BOS, the phoneme, ``_`` for pads, ``$`` EOS."""
