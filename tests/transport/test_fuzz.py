@@ -38,7 +38,7 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     database=None,
 )
-EVENTS = {"started", "segment", "timestamps", "done", "error"}
+EVENTS = {"started", "segment", "timestamps", "words", "done", "error"}
 CODES = {
     "bad_json", "bad_message", "bad_value", "bad_format", "unknown_type", "unknown_voice",
     "voice_unavailable", "unsupported_control", "not_started", "already_started",
@@ -104,13 +104,14 @@ fields = {
     "energy": values,
     "prompt": values,
     "timestamps": values,
+    "word_timestamps": values,
     "format": fmt,
     "reference_audio": st.one_of(st.sampled_from(["UklGRg==", "é", "!!"]), values),
 }
 speakable_start = st.fixed_dictionaries(  # mostly valid: gets to synthesis, with odd numbers
     {"type": st.just("start")},
     optional={"speed": st.one_of(st.floats(0.5, 2.0), st.floats()), "format": fmt,
-              "timestamps": st.booleans()},
+              "timestamps": st.booleans(), "word_timestamps": st.booleans()},
 )  # fmt: skip
 protocol = st.one_of(
     st.fixed_dictionaries({"type": st.just("start")}, optional=fields),

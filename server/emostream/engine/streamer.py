@@ -21,7 +21,8 @@ from emostream.codec.packetizer import OutputFormat, Packetizer
 from emostream.engine.chunked import pad_side
 from emostream.engine.chunker import ChunkSchedule, trim_output
 from emostream.engine.runner import Runner
-from emostream.voices.base import Controls, Latent, Voice
+from emostream.voices.base import Controls, Latent, Voice, WordTimedVoice
+from emostream.voices.words import WordUnits
 
 # When the listener has less than this much audio buffered, the next chunk is short again.
 REFILL_AHEAD_S = 0.3
@@ -30,6 +31,7 @@ REFILL_AHEAD_S = 0.3
 @dataclass
 class Packet:
     data: bytes
+    samples: int = 0  # audio samples it carries at the output rate (final padding excluded)
 
 
 @dataclass
@@ -69,6 +71,7 @@ class UtteranceRequest:
     fmt: OutputFormat = field(default_factory=OutputFormat)
     timestamps: bool = False
     stream_id: str = ""
+    word_timestamps: bool = False  # ``words`` events, when the voice can time words
 
 
 def unit_timestamps(
@@ -96,13 +99,58 @@ def unit_timestamps(
     return out
 
 
+def word_timestamps(
+    words: list[WordUnits],
+    latent: Latent,
+    *,
+    hop: int,
+    in_rate: int,
+    out_rate: int,
+    offset: int,
+) -> list[dict[str, Any]]:
+    """Start/end of each word on the stream's audio timeline, exact to the output sample.
+
+    ``offset``: the segment's first sample at the voice's rate (every sample of the segments
+    before it, silences included); a unit boundary ``f`` frames into the segment is input sample
+    ``offset + f * hop``, output sample ``round((offset + f * hop) * out_rate / in_rate)`` (the
+    resampler keeps time). Character offsets are into the segment's text."""
+    n = len(latent.units)
+    frames = latent.unit_frames.tolist()[:n]
+    bounds = [0]
+    for f in frames:
+        bounds.append(min(latent.num_frames, bounds[-1] + int(f)))
+    bounds += [bounds[-1]] * (n + 1 - len(bounds))
+
+    def sample(unit: int) -> int:
+        return ((offset + bounds[unit] * hop) * out_rate + in_rate // 2) // in_rate
+
+    out: list[dict[str, Any]] = []
+    for w in words:
+        start, end = sample(min(w.lo, n)), sample(min(w.hi, n))
+        out.append(
+            {
+                "word": w.word.text,
+                "char_start": w.word.start,
+                "char_end": w.word.end,
+                "start_ms": round(1000.0 * start / out_rate, 3),
+                "end_ms": round(1000.0 * end / out_rate, 3),
+                "start_sample": start,
+                "end_sample": end,
+            }
+        )
+    return out
+
+
+Ahead = tuple[str, Latent, list[WordUnits] | None]
+
+
 async def _acoustic_ahead(
     request: UtteranceRequest,
     segments: AsyncIterator[str],
     runner: Runner,
     stats: UtteranceStats,
     clock: Callable[[], float],
-    out: asyncio.Queue[tuple[str, Latent] | BaseException | None],
+    out: asyncio.Queue[Ahead | BaseException | None],
     go_ahead: asyncio.Event,
 ) -> None:
     """Run the acoustic stage one segment ahead of the decoder (queue of size 1).
@@ -122,8 +170,12 @@ async def _acoustic_ahead(
             t0 = clock()
             due = _listener_deadline(stats, request.fmt.sample_rate, t0)
             latent = await runner.acoustic(request.voice, text, request.controls, deadline=due)
+            words = None
+            if request.word_timestamps and isinstance(request.voice, WordTimedVoice):
+                # Off the event loop: G2P of the words not yet cached (~0.2 ms a word).
+                words = await asyncio.to_thread(request.voice.word_units, text, latent)
             stats.compute_s += clock() - t0
-            await out.put((text, latent))
+            await out.put((text, latent, words))
         await out.put(None)
     except asyncio.CancelledError:
         raise
@@ -140,7 +192,8 @@ async def stream_utterance(
     stats: UtteranceStats | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> AsyncIterator[Packet | Event]:
-    """Yield packets and ``segment``/``timestamps`` events for every segment in order.
+    """Yield packets and ``segment``/``timestamps``/``words`` events for every segment in
+    order; a segment's events come before its audio.
 
     The acoustic stage of segment k+1 runs while segment k is being decoded, so the
     next segment's audio is ready when the current one ends.
@@ -151,11 +204,14 @@ async def stream_utterance(
     packetizer = Packetizer(request.fmt, in_rate=voice.info.sample_rate)
     out_rate = request.fmt.sample_rate
     hop = voice.hop_length
-    ahead: asyncio.Queue[tuple[str, Latent] | BaseException | None] = asyncio.Queue(maxsize=1)
+    ahead: asyncio.Queue[Ahead | BaseException | None] = asyncio.Queue(maxsize=1)
     go_ahead = asyncio.Event()
     producer = asyncio.create_task(
         _acoustic_ahead(request, segments, runner, stats, clock, ahead, go_ahead)
     )
+    frame = request.fmt.frame_samples
+    packets = 0  # sent so far, for the real samples in the final (padded) ones
+    in_samples = 0  # at the voice's rate: where the next segment starts
     try:
         index = 0
         while True:
@@ -166,7 +222,7 @@ async def stream_utterance(
             go_ahead.clear()
             if isinstance(item, BaseException):
                 raise item
-            text, latent = item
+            text, latent, words = item
             seg_offset_ms = 1000.0 * packetizer.samples_out / out_rate
             yield Event(
                 {
@@ -189,6 +245,22 @@ async def stream_utterance(
                         ),
                     }
                 )
+            if words is not None:
+                yield Event(
+                    {
+                        "type": "words",
+                        "index": index,
+                        "words": word_timestamps(
+                            words,
+                            latent,
+                            hop=hop,
+                            in_rate=voice.info.sample_rate,
+                            out_rate=out_rate,
+                            offset=in_samples,
+                        ),
+                    }
+                )
+            in_samples += latent.num_frames * hop
             index += 1
             stats.segments = index
             if latent.num_frames == 0:
@@ -207,14 +279,17 @@ async def stream_utterance(
                 for data in packetizer.push(trim_output(window, audio, hop)):
                     if stats.first_audio_at is None:
                         stats.first_audio_at = clock()
-                    yield Packet(data)
+                    packets += 1
+                    yield Packet(data, frame)
                 stats.audio_samples = packetizer.samples_out
                 if not _listener_starving(stats, out_rate, clock()):
                     go_ahead.set()
         for data in packetizer.finish():
             if stats.first_audio_at is None:
                 stats.first_audio_at = clock()
-            yield Packet(data)
+            real = max(0, min(frame, packetizer.samples_out - packets * frame))
+            packets += 1
+            yield Packet(data, real)
         stats.audio_samples = packetizer.samples_out
     finally:
         producer.cancel()

@@ -16,9 +16,11 @@ is the same as leaving a field out; any other value must have the field's JSON t
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -39,6 +41,7 @@ class StartRequest:
     fmt: OutputFormat
     timestamps: bool
     stream_id: str
+    word_timestamps: bool = False  # asked for, and the voice can time words
 
 
 @dataclass(frozen=True)
@@ -48,8 +51,35 @@ class BeginUtterance:
 
 
 @dataclass(frozen=True)
+class SegmentSource:
+    """Where a segment's characters came from in the utterance's request text (the ``text``
+    messages as the client sent them, before normalisation, joined; code points).
+
+    ``original`` is the request text from offset ``offset`` on that the segment covers;
+    segment character ``i`` came from ``original[starts[i]:ends[i]]`` (an inserted character,
+    such as a space around the ``and`` written for ``&``, from an empty stretch)."""
+
+    offset: int
+    original: str
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+
+    def span(self, start: int, end: int) -> tuple[int, int, str]:
+        """Request-text offsets and the text as written of segment characters
+        ``[start, end)``."""
+        if not self.starts or start >= end:
+            at = self.offset + (self.starts[min(start, len(self.starts) - 1)] if self.starts else 0)
+            return at, at, ""
+        lo = self.starts[start]
+        hi = max(self.ends[start:end])
+        return self.offset + lo, self.offset + hi, self.original[lo:hi]
+
+
+@dataclass(frozen=True)
 class QueueSegments:
     texts: list[str]
+    # With word timestamps: one per text, where its characters came from.
+    sources: tuple[SegmentSource, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,6 +114,80 @@ class ProtocolError(Exception):
 
 MAX_DEPTH = 16  # nesting of arrays/objects in one message; v1 messages need 2
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def char_sources(raw: str, norm: str) -> list[tuple[int, int]]:
+    """For each character of ``norm`` (``raw`` normalised), the ``[start, end)`` of ``raw`` it
+    came from. ``raw`` is compatibility-folded character by character first (``Ｈ`` → ``H``),
+    then matched: one to one where they agree or a stretch changed length for length, the
+    whole changed stretch where it did not (``…`` from ``...``, ``and`` from ``&``), an empty
+    stretch for an insertion."""
+    if raw == norm:
+        return [(i, i + 1) for i in range(len(raw))]
+    owner: list[int] = []  # raw index of each folded character
+    folded: list[str] = []
+    for i, ch in enumerate(raw):
+        f = unicodedata.normalize("NFKC", ch)
+        folded.append(f)
+        owner += [i] * len(f)
+    owner.append(len(raw))
+    out: list[tuple[int, int]] = []
+    matcher = difflib.SequenceMatcher(None, "".join(folded), norm, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+            out += [(owner[i1 + d], owner[i1 + d] + 1) for d in range(j2 - j1)]
+        elif tag == "replace":
+            out += [(owner[i1], owner[i2 - 1] + 1)] * (j2 - j1)
+        elif tag == "insert":
+            out += [(owner[i1], owner[i1])] * (j2 - j1)
+    return out
+
+
+class TextMap:
+    """The request text as sent, the normalised text the segmenter reads, and for every
+    normalised character the request characters it came from (for word timestamps)."""
+
+    SEARCH = 256  # how far past the last segment a segment's next character is looked for
+
+    def __init__(self) -> None:
+        self.original = ""
+        self.norm = ""
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self._cursor = 0
+
+    def add(self, raw: str, norm: str) -> None:
+        base = len(self.original)
+        self.original += raw
+        self.norm += norm
+        for start, end in char_sources(raw, norm):
+            self.starts.append(base + start)
+            self.ends.append(base + end)
+
+    def locate(self, segment: str) -> SegmentSource:
+        """The source of the next segment: its characters, in order, in the normalised text
+        (the segmenter only drops whitespace and unspeakable stretches between them)."""
+        starts: list[int] = []
+        ends: list[int] = []
+        pos = self._cursor
+        if not self.norm or not segment:
+            return SegmentSource(len(self.original), "", (), ())
+        for ch in segment:
+            j = self.norm.find(ch, pos, pos + self.SEARCH)
+            if j >= 0:
+                pos = j + 1
+            else:  # not where expected: stay put rather than jump
+                j = min(pos, len(self.norm) - 1)
+            starts.append(self.starts[j])
+            ends.append(self.ends[j])
+        self._cursor = pos
+        lo, hi = min(starts), max(ends)
+        return SegmentSource(
+            lo,
+            self.original[lo:hi],
+            tuple(s - lo for s in starts),
+            tuple(e - lo for e in ends),
+        )
 
 
 def _parse_int(digits: str) -> int | float:
@@ -268,6 +372,7 @@ class SessionProtocol:
     _segmenter: Segmenter = field(default_factory=Segmenter)
     _chars: int = 0
     _request: StartRequest | None = None
+    _text_map: TextMap | None = None  # with word timestamps only
 
     @property
     def request(self) -> StartRequest | None:
@@ -336,9 +441,14 @@ class SessionProtocol:
             raise ProtocolError("unsupported_control", str(exc)) from exc
         fmt = parse_format(msg.get("format"))
         timestamps = bool_field(msg, "timestamps")
-        request = StartRequest(info, controls, fmt, timestamps, self.new_stream_id())
+        words = bool_field(msg, "word_timestamps")
+        request = StartRequest(
+            info, controls, fmt, timestamps, self.new_stream_id(),
+            word_timestamps=words and info.word_timestamps,
+        )  # fmt: skip
         self._reset()
         self._request = request
+        self._text_map = TextMap() if request.word_timestamps else None
         self.state = "open"
         started = {
             "type": "started",
@@ -349,6 +459,8 @@ class SessionProtocol:
             "voice": info.id,
             "controls": info.controls_report(),
         }
+        if words:  # asked: say whether this voice gives them
+            started["word_timestamps"] = info.word_timestamps
         return [BeginUtterance(request, started)]
 
     def _require_open(self, what: str) -> None:
@@ -362,6 +474,7 @@ class SessionProtocol:
         text = msg.get("text")
         if not isinstance(text, str):
             raise ProtocolError("bad_value", "'text' must be a string")
+        raw = text
         text = normalize(text) if text.strip() else text
         if self._chars + len(text) > self.max_text_chars:
             raise ProtocolError(
@@ -370,20 +483,27 @@ class SessionProtocol:
                 "spoken (send end and start a new utterance)",
             )
         self._chars += len(text)
+        if self._text_map is not None:
+            self._text_map.add(raw, text)
         segments = self._segmenter.feed(text)
-        return [QueueSegments(segments)] if segments else []
+        return [self._queue(segments)] if segments else []
+
+    def _queue(self, segments: list[str]) -> QueueSegments:
+        if self._text_map is None:
+            return QueueSegments(segments)
+        return QueueSegments(segments, tuple(self._text_map.locate(s) for s in segments))
 
     def _on_flush(self, msg: dict[str, Any]) -> list[Action]:
         self._require_open("flush")
         segments = self._segmenter.flush()
-        return [QueueSegments(segments)] if segments else []
+        return [self._queue(segments)] if segments else []
 
     def _on_end(self, msg: dict[str, Any]) -> list[Action]:
         self._require_open("end")
         actions: list[Action] = []
         segments = self._segmenter.flush()
         if segments:
-            actions.append(QueueSegments(segments))
+            actions.append(self._queue(segments))
         if self._segmenter.emitted == 0:
             actions.append(SendError("empty_text", "the utterance had no speakable text"))
         self.state = "ending"
@@ -401,3 +521,4 @@ class SessionProtocol:
         self._segmenter = Segmenter()
         self._chars = 0
         self._request = None
+        self._text_map = None

@@ -45,6 +45,7 @@ from emostream.transport.protocol import (
     EndOfInput,
     ProtocolError,
     QueueSegments,
+    SegmentSource,
     SendError,
     SessionProtocol,
     StartRequest,
@@ -86,6 +87,31 @@ class _Utterance:
     queue: asyncio.Queue[object] = field(default_factory=asyncio.Queue)
     task: asyncio.Task[None] | None = None
     done_sent: bool = False
+    # With ``word_timestamps`` asked: ``done`` reports the audio sent and the words within it.
+    report_sent: bool = False
+    sources: list[SegmentSource] = field(default_factory=list)  # one per queued segment
+    words: list[dict[str, Any]] = field(default_factory=list)  # every word announced
+    sent_samples: int = 0  # audio samples in the binary frames sent (output rate)
+
+    def place_words(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A ``words`` event with its character offsets moved from the segment's text to the
+        request text, and each word as the client wrote it; remembered for ``done``."""
+        index = body.get("index", -1)
+        source = self.sources[index] if 0 <= index < len(self.sources) else None
+        for word in body["words"]:
+            if source is not None:
+                start, end, written = source.span(word["char_start"], word["char_end"])
+                word.update(word=written or word["word"], char_start=start, char_end=end)
+            self.words.append(word)
+        return body
+
+    def sent_report(self) -> dict[str, Any]:
+        rate = self.req.fmt.sample_rate
+        return {
+            "sent_samples": self.sent_samples,
+            "sent_ms": round(1000.0 * self.sent_samples / rate, 3),
+            "words_sent": [w for w in self.words if w["end_sample"] <= self.sent_samples],
+        }
 
 
 class StreamConnection:
@@ -304,6 +330,7 @@ class StreamConnection:
             await self._begin(action)
         elif isinstance(action, QueueSegments):
             if self._utt is not None:
+                self._utt.sources.extend(action.sources)
                 for text in action.texts:
                     self._utt.queue.put_nowait(text)
         elif isinstance(action, EndOfInput):
@@ -334,7 +361,7 @@ class StreamConnection:
                 {"type": "error", "code": "busy", "message": f"{exc}; retry shortly"}
             )
             return
-        utt = _Utterance(req, slot, permit)
+        utt = _Utterance(req, slot, permit, report_sent="word_timestamps" in action.started_event)
         self._utt = utt
         await self._send_json(action.started_event)
         request = UtteranceRequest(
@@ -343,6 +370,7 @@ class StreamConnection:
             fmt=req.fmt,
             timestamps=req.timestamps,
             stream_id=req.stream_id,
+            word_timestamps=req.word_timestamps,
         )
         utt.task = asyncio.create_task(self._speak(utt, request))
 
@@ -360,8 +388,11 @@ class StreamConnection:
             ):
                 async for item in out:
                     if isinstance(item, Packet):
-                        await self._send_bytes(item.data)
+                        if await self._send_bytes(item.data):
+                            utt.sent_samples += item.samples
                         self._last_activity = time.monotonic()
+                    elif item.body.get("type") == "words":
+                        await self._send_json(utt.place_words(item.body))
                     else:
                         await self._send_json(item.body)
                     if self._stalled:
@@ -402,6 +433,8 @@ class StreamConnection:
         if self.protocol.request is utt.req:
             self.protocol.utterance_finished()
         done = (stats or UtteranceStats()).as_done(utt.req.fmt.sample_rate, cancelled=cancelled)
+        if utt.report_sent:
+            done.update(utt.sent_report())
         if self._stalled:
             self._unsent_done = done  # follows the slow_reader error, if the client reads again
         else:
@@ -432,20 +465,21 @@ class StreamConnection:
     async def _send_json(self, body: dict[str, Any], *, timeout: float | None = None) -> None:
         await self._send(text=json.dumps(body, ensure_ascii=False), timeout=timeout)
 
-    async def _send_bytes(self, data: bytes) -> None:
-        await self._send(data=data)
+    async def _send_bytes(self, data: bytes) -> bool:
+        return await self._send(data=data)
 
     async def _send(
         self, *, text: str | None = None, data: bytes | None = None, timeout: float | None = None
-    ) -> None:
+    ) -> bool:
         """One frame; waits at most ``slow_reader_timeout_s`` for a client that does not read,
-        then marks the connection stalled (later sends are dropped; the loop ends it)."""
+        then marks the connection stalled (later sends are dropped; the loop ends it).
+        True when the frame was handed to the connection."""
         if (
             self._stalled
             or self.ws.client_state != WebSocketState.CONNECTED
             or self.ws.application_state != WebSocketState.CONNECTED
         ):
-            return
+            return False
         limit = self.service.settings.slow_reader_timeout_s if timeout is None else timeout
         try:
             async with asyncio.timeout(limit):
@@ -454,6 +488,7 @@ class StreamConnection:
                         await self.ws.send_text(text)
                     else:
                         await self.ws.send_bytes(data or b"")
+            return True
         except TimeoutError:
             if timeout is None:
                 log.info("client stopped reading for %.1f s; cutting its stream", limit)
@@ -461,6 +496,7 @@ class StreamConnection:
                 self._request_stop(SLOW_READER)
         except (WebSocketDisconnect, RuntimeError, OSError):
             log.debug("send after disconnect dropped")
+        return False
 
 
 async def stream_endpoint(ws: WebSocket) -> None:
