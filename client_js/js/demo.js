@@ -4,7 +4,9 @@
 //   ?server=http://host:port/      talk to another server than the page's origin
 //   ?prebuffer=60                  initial pre-buffer in ms (default 60)
 // For scripts and tests: window.emostreamDemo = {client, lastStats, ready, speak(text, opts),
-// stream(text, opts), cancel()} and document.body.dataset.state = idle | speaking | error.
+// stream(text, opts), cancel(), wordLog} and document.body.dataset.state = idle | speaking | error.
+// Live captions: every utterance asks for word timestamps; #captions shows its words, the one
+// playing now (by the player's clock) highlighted; wordLog lists the word events as they fired.
 
 import { EmoStreamClient } from '../src/emostream-client.js';
 import { listVoices, cloneVoice, cloningUnavailable } from '../src/voices-api.js';
@@ -30,9 +32,10 @@ const demo = {
   lastStats: null,
   voices: [],
   ready: null,
-  speak: (text, opts) => run(() => client.speak(text, startOptions(opts))),
-  stream: (text, opts) => run(() => streamTokens(text, startOptions(opts))),
+  speak: (text, opts) => run(() => client.speak(text, startOptions(opts)), text),
+  stream: (text, opts) => run(() => streamTokens(text, startOptions(opts)), (text.match(/\S+\s*/g) || []).join('')),
   cancel: () => client.cancel(),
+  wordLog: [], // {word, index, startMs, at}: each word event, `at` on performance.now()
 };
 window.emostreamDemo = demo;
 
@@ -67,7 +70,7 @@ if (params.get('format')) $('format').value = params.get('format');
 
 function startOptions(overrides = {}) {
   const [codec, rate] = $('format').value.split('/');
-  const o = { voice: $('voice').value || undefined, format: { codec, sample_rate: Number(rate) } };
+  const o = { voice: $('voice').value || undefined, format: { codec, sample_rate: Number(rate) }, word_timestamps: true };
   const emotion = $('emotion').value;
   // Send only what differs from the defaults, so voices without a control still accept the start.
   if (emotion !== 'neutral') {
@@ -274,11 +277,62 @@ client.on('open', () => {
   $('conn').className = 'pill ok';
 });
 
+// ------------------------------------------------------------------ live captions
+// Words are laid out as they are announced (with the text between them as it was typed), and
+// marked as the playback clock reaches them: `current` the word playing, `played` those before.
+let captionText = []; // the utterance's text as code points (the server's offsets count them)
+let captionEnd = 0; // code point after the last word laid out
+let captionSpans = [];
+
+function resetCaptions(text) {
+  captionText = Array.from(text || '');
+  captionEnd = 0;
+  captionSpans = [];
+  $('captions').replaceChildren();
+  demo.wordLog = [];
+}
+
+client.on('words', (ev) => {
+  const box = $('captions');
+  for (const w of ev.words) {
+    const same = captionText.slice(w.char_start, w.char_end).join('') === w.word;
+    const gap = same ? captionText.slice(captionEnd, w.char_start).join('') : ' ';
+    if (gap && box.childNodes.length) box.appendChild(document.createTextNode(gap));
+    const span = document.createElement('span');
+    span.className = 'word';
+    span.textContent = w.word;
+    span.title = `${w.start_ms.toFixed(0)}–${w.end_ms.toFixed(0)} ms`;
+    box.appendChild(span);
+    captionSpans.push(span);
+    if (same) captionEnd = w.char_end;
+  }
+});
+
+client.on('word', (w) => {
+  demo.wordLog.push({ word: w.word, index: w.index, startMs: w.start_ms, at: performance.now() });
+  for (let i = 0; i < w.index && i < captionSpans.length; i++) {
+    captionSpans[i].classList.remove('current');
+    captionSpans[i].classList.add('played');
+  }
+  const span = captionSpans[w.index];
+  if (span) span.classList.add('current');
+});
+
+function finishCaptions(stats) {
+  // Played to the end: every word is done; cut short: those heard stay marked, the rest not.
+  const played = new Set((stats.wordsPlayed || []).map((w) => w.index));
+  captionSpans.forEach((span, i) => {
+    span.classList.remove('current');
+    span.classList.toggle('played', played.has(i));
+  });
+}
+
 // ------------------------------------------------------------------ speaking
 let runs = 0;
-async function run(fn) {
+async function run(fn, text) {
   const mine = ++runs;
   resetEnvelope();
+  resetCaptions(text);
   setState('speaking');
   try {
     const stats = await fn();
@@ -295,7 +349,10 @@ async function run(fn) {
       cancelled: stats.cancelled,
       packets: stats.packets,
       errors: stats.errors,
+      wordsPlayed: stats.wordsPlayed,
+      wordsSent: stats.wordsSent,
     };
+    if (mine === runs) finishCaptions(stats);
     showStats(stats);
     if (mine === runs) setState('idle');
     return demo.lastStats;

@@ -11,19 +11,27 @@
 //
 //   client.cancel();                                  // barge-in: silence at once
 //
-// Events (client.on(type, fn)): open, close, started, segment, timestamps, done, error,
+// Events (client.on(type, fn)): open, close, started, segment, timestamps, words, done, error,
 // audio ({samples, sampleRate}: decoded mono float32, valid during the callback only),
-// playing ({firstAudioMs}), underrun, stats, message (every JSON event, raw).
+// playing ({firstAudioMs}), underrun, stats, message (every JSON event, raw), and with
+// start({word_timestamps: true}): word ({word, index, char_start, char_end, start_ms, end_ms}),
+// emitted when the playback clock reaches the word's start — the words actually played, not the
+// words received (audio arrives ahead of playback). Stats then carry wordsPlayed (played to their
+// end; after cancel(): what the listener heard) and wordsSent (the server's done.words_sent).
 
 import { Emitter } from './emitter.js';
 import { createDecoder as defaultCreateDecoder } from './decoder.js';
 import { AudioPlayer } from './player.js';
+import { WordTrack } from './word-track.js';
 
 export { AudioPlayer } from './player.js';
 export { createDecoder, webCodecsOpusSupported } from './decoder.js';
 
 export const PROTOCOL_VERSION = 1;
-const START_FIELDS = ['voice', 'emotion', 'intensity', 'speed', 'pitch_shift', 'energy', 'timestamps'];
+const START_FIELDS = ['voice', 'emotion', 'intensity', 'speed', 'pitch_shift', 'energy', 'timestamps', 'word_timestamps'];
+// The server's Opus encoder look-ahead: a fresh decoder's output lags the stream timeline by it.
+export const OPUS_LOOKAHEAD_MS = 6.5;
+const WORD_TICK_MS = 20; // how often the playback clock is read while words are pending
 
 /** Same-origin URL for `path` (relative to the page), with ws:/wss: scheme. */
 export function defaultStreamUrl(path = 'v1/stream') {
@@ -56,6 +64,8 @@ class Utterance {
     this.packets = 0;
     this.bytes = 0;
     this.samplesDecoded = 0; // at the decoder's output rate
+    this.decodedRate = null;
+    this.words = new WordTrack();
     this.firstPacketMs = null;
     this.firstAudioMs = null;
     this.segments = [];
@@ -63,6 +73,7 @@ class Utterance {
     this.done = null;
     this.ended = false; // client sent `end`
     this.cancelled = false;
+    this.cut = false; // its tail was dropped for a new utterance
     this.finished = false;
     this.promise = new Promise((resolve, reject) => {
       this.resolve = resolve;
@@ -123,6 +134,7 @@ export class EmoStreamClient extends Emitter {
     this._draining = null; // utterance after done whose audio is still playing
     this._nextId = 1;
     this._swallowNotStarted = false;
+    this._wordTimer = null;
     this.lastStats = null;
     if (this.player) this._wirePlayer(this.player);
   }
@@ -188,7 +200,11 @@ export class EmoStreamClient extends Emitter {
     for (const key of START_FIELDS) if (opts[key] !== undefined && opts[key] !== null) msg[key] = opts[key];
     msg.format = { ...this.format, ...(opts.format || {}) };
     // A new utterance replaces the tail of the previous one still playing.
-    if (this._draining) this._resolve(this._draining);
+    if (this._draining) {
+      this._advanceWords(this._draining);
+      this._draining.cut = true;
+      this._resolve(this._draining);
+    }
     const utt = new Utterance(this._nextId++, msg, this.now());
     this._utt = utt;
     this._swallowNotStarted = false;
@@ -237,6 +253,7 @@ export class EmoStreamClient extends Emitter {
     const draining = this._draining;
     if (draining) {
       // done already came; its audio is still playing: cut it.
+      this._advanceWords(draining);
       draining.cancelled = true;
       if (this.player && this.player.node) this.player.clear();
       this._resolve(draining);
@@ -244,6 +261,7 @@ export class EmoStreamClient extends Emitter {
     const utt = this._utt;
     if (!utt) return draining ? draining.promise : Promise.resolve(this.lastStats);
     if (!utt.cancelled) {
+      this._advanceWords(utt); // the words heard up to the cut
       utt.cancelled = true;
       utt.backlog = [];
       if (this.player && this.player.node) this.player.clear();
@@ -320,6 +338,7 @@ export class EmoStreamClient extends Emitter {
     if (utt.cancelled || utt.finished) return;
     const player = this.player;
     utt.samplesDecoded += samples.length; // at the decoder's output rate
+    utt.decodedRate = rate;
     if (!player && utt.firstAudioMs === null) {
       utt.firstAudioMs = this.now() - utt.t0;
       this.emit('playing', { firstAudioMs: utt.firstAudioMs });
@@ -395,6 +414,13 @@ export class EmoStreamClient extends Emitter {
       case 'timestamps':
         this.emit('timestamps', msg);
         return;
+      case 'words':
+        if (utt && !utt.cancelled) {
+          utt.words.add(msg.words);
+          this._startWordClock();
+        }
+        this.emit('words', msg);
+        return;
       case 'done':
         if (!utt) return;
         utt.done = msg;
@@ -436,6 +462,7 @@ export class EmoStreamClient extends Emitter {
     this._utt = null;
     if (this.state !== 'closed') this.state = 'idle';
     if (utt.cancelled || utt.done.cancelled) {
+      if (!utt.cancelled) this._advanceWords(utt);
       if (!utt.cancelled && this.player && this.player.node) this.player.clear();
       this._resolve(utt);
       return;
@@ -454,6 +481,47 @@ export class EmoStreamClient extends Emitter {
     } else {
       this._resolve(utt);
     }
+  }
+
+  // ---------------------------------------------------------------- word clock
+  /** Position of the audio played so far on the stream's timeline, in ms. */
+  _playedMs(utt) {
+    const player = this.player;
+    let ms;
+    if (player && player.node) {
+      const pos = typeof player.positionSamples === 'function' ? player.positionSamples() : player.stats.samplesPlayed;
+      ms = (pos / player.sampleRate) * 1000;
+    } else {
+      const rate = utt.decodedRate || (utt.started && utt.started.sample_rate) || 48000;
+      ms = (utt.samplesDecoded / rate) * 1000; // decode only: decoded counts as played
+    }
+    if (utt.started && utt.started.codec === 'opus') ms -= OPUS_LOOKAHEAD_MS;
+    return ms;
+  }
+
+  /** Emit `word` for every word whose start the playback clock has reached. */
+  _advanceWords(utt, positionMs = this._playedMs(utt)) {
+    if (utt.cancelled || utt.finished) return;
+    for (const word of utt.words.advance(positionMs)) this.emit('word', word);
+  }
+
+  _startWordClock() {
+    if (this._wordTimer !== null) return;
+    this._wordTimer = setInterval(() => {
+      const utt = this._utt || this._draining;
+      if (!utt) {
+        this._stopWordClock();
+        return;
+      }
+      this._advanceWords(utt);
+    }, WORD_TICK_MS);
+    if (typeof this._wordTimer.unref === 'function') this._wordTimer.unref(); // node: no hold on exit
+  }
+
+  _stopWordClock() {
+    if (this._wordTimer === null) return;
+    clearInterval(this._wordTimer);
+    this._wordTimer = null;
   }
 
   _stats(utt) {
@@ -478,13 +546,21 @@ export class EmoStreamClient extends Emitter {
       streamId: utt.started ? utt.started.stream_id : null,
       cancelled: Boolean(utt.cancelled || done.cancelled),
       errors: utt.errors.slice(),
+      // With word timestamps: words played to their end (by the playback clock), and the
+      // server's words within the audio it sent (null when it did not say).
+      wordsPlayed: utt.words.played(),
+      wordsSent: Array.isArray(done.words_sent) ? done.words_sent : null,
     };
   }
 
   _resolve(utt) {
     if (utt.finished) return;
+    // Played out (drained, or decode only): every word was heard. Cut short (cancel, a new
+    // start, the server's cancel): the words stopped where the clock was at the cut.
+    if (!utt.cancelled && !utt.cut && !(utt.done && utt.done.cancelled)) this._advanceWords(utt, Infinity);
     utt.finished = true;
     if (this._draining === utt) this._draining = null;
+    if (!this._utt && !this._draining) this._stopWordClock();
     if (utt.decoder) utt.decoder.close();
     const stats = this._stats(utt);
     this.lastStats = stats;
@@ -494,6 +570,7 @@ export class EmoStreamClient extends Emitter {
   _fail(utt, err) {
     if (utt.finished) return;
     utt.finished = true;
+    if (!this._utt || this._utt === utt) this._stopWordClock();
     if (this._utt === utt) {
       this._utt = null;
       if (this.state !== 'closed') this.state = 'idle';

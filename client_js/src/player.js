@@ -38,6 +38,7 @@ export class AudioPlayer extends Emitter {
     this._resampler = null;
     this._ready = null;
     this._gen = 0;
+    this._at = null; // {frame, played}: the worklet's last report, for positionSamples()
   }
 
   get sampleRate() {
@@ -77,7 +78,10 @@ export class AudioPlayer extends Emitter {
 
   _onWorkletMessage(msg) {
     if (msg.gen !== this._gen) return; // from an utterance that was replaced or cleared
-    if (typeof msg.samplesPlayed === 'number') this.stats.samplesPlayed = msg.samplesPlayed;
+    if (typeof msg.samplesPlayed === 'number') {
+      this.stats.samplesPlayed = msg.samplesPlayed;
+      if (typeof msg.frame === 'number') this._at = { frame: msg.frame, played: msg.samplesPlayed };
+    }
     if (typeof msg.underruns === 'number') this.stats.underruns = msg.underruns;
     if (typeof msg.prebufferMs === 'number') this.stats.prebufferMs = msg.prebufferMs;
     if (typeof msg.buffered === 'number') this.stats.buffered = msg.buffered;
@@ -96,8 +100,26 @@ export class AudioPlayer extends Emitter {
     this.node.port.postMessage(msg, transfer || []);
   }
 
+  /**
+   * Samples of this utterance played so far, between the worklet's reports too: the last report
+   * plus the context frames rendered since (while playing), less the output latency; never more
+   * than was pushed. The clock for word timestamps.
+   */
+  positionSamples() {
+    const ctx = this.context;
+    let pos = this.stats.samplesPlayed;
+    const at = this._at;
+    if (ctx && at && this.stats.state === 'playing') {
+      const now = Math.round(ctx.currentTime * ctx.sampleRate);
+      pos = Math.max(pos, at.played + Math.max(0, now - at.frame - 128)); // 128: one render quantum
+    }
+    const latency = ctx && ctx.outputLatency ? Math.round(ctx.outputLatency * ctx.sampleRate) : 0;
+    return Math.max(0, Math.min(pos, this.samplesPushed) - latency);
+  }
+
   /** Start a new utterance (empties the buffer, resets per-utterance counters). */
   begin() {
+    this._at = null;
     this.samplesPushed = 0;
     this._resampler = null;
     this.stats = { ...this.stats, samplesPlayed: 0, buffered: 0, underruns: 0, state: 'buffering' };
@@ -132,6 +154,7 @@ export class AudioPlayer extends Emitter {
 
   /** Barge-in: silence now and drop everything queued. */
   clear() {
+    this._at = null;
     this._resampler = null;
     this.stats.state = 'idle';
     this.stats.buffered = 0;

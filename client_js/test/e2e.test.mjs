@@ -170,6 +170,48 @@ test('tokens streamed word by word: everything sent is played', async () => {
   console.log(`E2E_FIGURES tokens ${JSON.stringify({ firstAudioMs: stats.firstAudioMs, underruns: stats.underruns })}`);
 });
 
+test('live captions: the demo highlights each word while it plays', async () => {
+  await openDemo();
+  await page.fill('#text', SENTENCE);
+  await page.click('#speak');
+  await page.waitForFunction(() => document.querySelector('#captions .word.current'), null, { timeout: 30000, polling: POLL_MS });
+  const during = await page.evaluate(() => ({
+    state: document.body.dataset.state,
+    current: document.querySelectorAll('#captions .word.current').length,
+  }));
+  assert.equal(during.state, 'speaking', 'a word is highlighted while the audio plays');
+  assert.equal(during.current, 1);
+  await page.waitForFunction(() => document.body.dataset.state !== 'speaking', null, { timeout: 60000, polling: POLL_MS });
+  const after = await page.evaluate(() => ({
+    state: document.body.dataset.state,
+    words: [...document.querySelectorAll('#captions .word')].map((s) => s.textContent),
+    played: document.querySelectorAll('#captions .word.played').length,
+    current: document.querySelectorAll('#captions .word.current').length,
+    caption: document.getElementById('captions').textContent,
+    log: window.emostreamDemo.wordLog,
+    stats: window.emostreamDemo.lastStats,
+  }));
+  await page.screenshot({ path: join(ARTIFACTS, 'e2e-captions.png'), fullPage: true });
+  const expected = SENTENCE.match(/[A-Za-z']+/g);
+  assert.equal(after.state, 'idle');
+  assert.deepEqual(after.words, expected, 'every word of the text, in order');
+  assert.equal(after.caption, SENTENCE.slice(0, -1), 'laid out as typed, up to the last word');
+  assert.equal(after.played, expected.length);
+  assert.equal(after.current, 0);
+  assert.deepEqual(after.log.map((w) => w.word), expected, 'one word event per word, in order');
+  assert.deepEqual(after.stats.wordsPlayed.map((w) => w.word), expected);
+  // The highlight follows the playback clock, not the arrival of the words (which come ahead
+  // of the audio, faster than real time): no word lights up before its audio has played.
+  const first = after.log[0];
+  for (const w of after.log) {
+    const early = (w.startMs - first.startMs) - (w.at - first.at);
+    assert.ok(early < 60, `"${w.word}" lit ${early.toFixed(0)} ms before its audio`);
+  }
+  const last = after.log[after.log.length - 1];
+  figures.runs.captions = { words: after.log.length, audioSpanMs: last.startMs - first.startMs, wallSpanMs: last.at - first.at };
+  assert.deepEqual(pageErrors, []);
+});
+
 test('barge-in: Stop silences playback at once and the page returns to idle', async () => {
   await openDemo();
   await page.fill('#text', LONG_TEXT);
