@@ -17,8 +17,8 @@ from emostream.bench.asr import cer, normalise_zh, syllable_error
 from emostream.bench.quality import prosody, wer, words
 
 REPO = Path(__file__).resolve().parents[2]
-CHECKPOINT = REPO / "models/acoustic/emostream-fs2-v0.2.onnx"
-SPEAKERS = REPO / "models/acoustic/speakers-v0.2.npz"
+CHECKPOINT = REPO / "models/acoustic/emostream-fs2-v0.3.onnx"
+SPEAKERS = REPO / "models/acoustic/speakers-v0.3.npz"
 TESTDATA = Path("/usr/share/pocketsphinx/test/data")
 
 

@@ -24,7 +24,7 @@ Four sections, each optional (``--sections``), all offline on CPU:
    intelligibility speaker (computed in the intelligibility loops, same audio).
 
 ``--heldout`` (the v0.2 acceptance run): texts are the hand-written held-out files
-(``models/corpus/heldout/{en,zh}.txt``), speakers are Kokoro voices left out of v0.2 training
+(``models/corpus/heldout/{en,zh}.txt``), speakers are Kokoro voices left out of v0.2 and v0.3 training
 (:data:`emostream.bench.heldout.HELDOUT_VOICES`) with GE2E embeddings computed from teacher
 renderings of other sentences; ``--train-voices`` adds the training stock voices from the
 ``--speakers-npz``. The report is rewritten after each section, so a long run leaves partial
@@ -542,8 +542,8 @@ def heldout_speakers(teacher: Teacher, own: OwnModel, lang: str) -> dict[str, An
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="emostream bench acoustic", description=__doc__.split("\n")[0])
-    p.add_argument("--model", default=str(REPO / "models/acoustic/emostream-fs2-v0.2.onnx"))
-    p.add_argument("--speakers-npz", default=str(REPO / "models/acoustic/speakers-v0.2.npz"))
+    p.add_argument("--model", default=str(REPO / "models/acoustic/emostream-fs2-v0.3.onnx"))
+    p.add_argument("--speakers-npz", default=str(REPO / "models/acoustic/speakers-v0.3.npz"))
     p.add_argument("--sections", default="intelligibility,zh,similarity,prosody,rtf",
                    help="comma list of intelligibility, zh, similarity, prosody, rtf, dnsmos")  # fmt: skip
     p.add_argument("--heldout", action="store_true",
@@ -570,7 +570,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--path", choices=("v1", "cpu"), default="v1",
                    help="v1: torch + HiFi-GAN V1 (default); cpu: the default install's ONNX "
                         "acoustic model + light vocoder (--model must be the .onnx)")  # fmt: skip
-    p.add_argument("--lite", default=str(REPO / "models/vocoder/emostream-lite-vocoder-v0.1.onnx"))
+    p.add_argument("--lite", default=str(REPO / "models/vocoder/emostream-lite-vocoder-v0.2.onnx"))
     p.add_argument("--no-teacher-rows", action="store_true",
                    help="use the teacher only for the held-out voices' embeddings, not as a system")  # fmt: skip
     p.add_argument("--threads", type=int, default=2)

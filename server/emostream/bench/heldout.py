@@ -3,7 +3,7 @@
 **Texts** are the hand-written held-out lines (:func:`emostream.train.sentences.heldout`,
 ``models/corpus/heldout/{en,zh}.txt``), never produced by the training generator.
 
-**Synthetic held-out speakers** are Kokoro style tables left out of v0.2 training
+**Synthetic held-out speakers** are Kokoro style tables left out of v0.2 and v0.3 training
 (:data:`HELDOUT_VOICES`); two Mandarin entries are balanced blends that include the held-out
 voices. The acoustic model is conditioned only on a 256-d GE2E embedding, so for such a speaker
 the embedding is computed (:func:`teacher_embedding`): the teacher renders
@@ -61,7 +61,7 @@ FloatArray = npt.NDArray[np.float32]
 REPO = Path(__file__).resolve().parents[3]
 JUDGE_SR = 16000
 
-# Kokoro voices left out of v0.2 training, and Mandarin blends built only from them (and one
+# Kokoro voices left out of v0.2 and v0.3 training, and Mandarin blends built only from them (and one
 # training voice at 0.4 for a fourth, different timbre).
 HELDOUT_VOICES: dict[str, dict[str, dict[str, float]]] = {
     "en": {

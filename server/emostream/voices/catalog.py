@@ -128,7 +128,7 @@ def load_acoustic_family(settings: Settings) -> AcousticFamily | None:
                           threads=settings.cpu_threads)  # fmt: skip
 
 
-LITE_VOCODER = "vocoder/emostream-lite-vocoder-v0.1.onnx"
+LITE_VOCODER = "vocoder/emostream-lite-vocoder-v0.2.onnx"
 LITE_CONTEXT = 29  # frames each side: chunked == one-shot (lite_vocoder.CONTEXT_FRAMES)
 V1_CONTEXT = 14  # HiFi-GAN V1 (hifigan.CONTEXT_FRAMES)
 
