@@ -62,3 +62,55 @@ def test_batched_inference_equals_one_at_a_time() -> None:
         np.testing.assert_array_equal(batched.unit_frames, alone.unit_frames)
         assert batched.frames.shape == alone.frames.shape
         np.testing.assert_allclose(batched.frames, alone.frames, atol=1e-4)
+
+
+def _frames(levels: list[float]) -> np.ndarray:
+    """[80, T] log-mel frames whose loudest bin is each level (silence at the floor)."""
+    out = np.full((80, len(levels)), -11.5, np.float32)
+    out[10] = levels
+    return out
+
+
+def test_trim_silence_cuts_the_teachers_lead_and_tail() -> None:
+    from emostream.voices.acoustic import LEAD_FRAMES, TAIL_FRAMES, trim_silence
+
+    # ^ = 40 quiet frames, three phones of 10 loud frames, a last one of 40 (10 loud, 30
+    # quiet), punctuation 30 quiet, $ 2 quiet: 142 frames.
+    levels = [-11.5] * 40 + [0.0] * 40 + [-11.5] * 62
+    durations = np.array([40, 10, 10, 10, 40, 30, 2], np.int64)
+    frames, d = trim_silence(_frames(levels), durations)
+    assert int(d.sum()) == frames.shape[1] == LEAD_FRAMES + 40 + TAIL_FRAMES
+    assert d[0] == LEAD_FRAMES and list(d[1:4]) == [10, 10, 10]
+    assert d[4] == 30 and d[5] == 0 and d[6] == 0  # shortened from the end backwards
+    assert frames[10, LEAD_FRAMES] == 0.0 and frames[10, LEAD_FRAMES - 1] == -11.5
+    assert (frames[10, -TAIL_FRAMES:] == -11.5).all()
+    # No ^ at the start (leading=False): the opening frames stay; a longer tail when asked.
+    frames, d = trim_silence(_frames(levels), durations, leading=False, tail_frames=50)
+    assert d[0] == 40 and frames.shape[1] == int(d.sum()) == 40 + 40 + 50
+    # Nothing to cut: a segment that is all speech comes back whole.
+    loud = np.array([0.0] * 12, np.float32)
+    frames, d = trim_silence(_frames(list(loud)), np.array([2, 5, 5], np.int64), lead_frames=2)
+    assert frames.shape[1] == 12 and list(d) == [2, 5, 5]
+
+
+def test_shipped_voice_starts_and_ends_near_its_speech() -> None:
+    """The shipped model opens each segment with ~0.3-0.5 s of silence and closes it with more
+    (learned from the teacher); the served latent keeps LEAD_FRAMES before the first phone
+    and about TAIL_FRAMES after the last loud frame."""
+    from pathlib import Path
+
+    from emostream.models.acoustic_onnx import OnnxAcousticModel
+    from emostream.voices.acoustic import CHECKPOINT, LEAD_FRAMES, SPEAKERS, TAIL_FRAMES
+
+    models = Path(__file__).resolve().parents[2] / "models"
+    model = OnnxAcousticModel(models / CHECKPOINT, threads=1)
+    with np.load(models / SPEAKERS) as table:
+        speaker = table["af_heart"].astype(np.float32)
+    info = VoiceInfo("af_heart", "acoustic", "en", 22050, ("speed",))
+    voice = AcousticVoice(info, model, speaker, G2P())
+    lat = voice.acoustic("Thanks for the follow, see you tomorrow!", Controls())
+    assert lat.unit_frames[0] == LEAD_FRAMES and lat.num_frames == int(lat.unit_frames.sum())
+    peak = lat.frames.max(axis=0)
+    loud = np.flatnonzero(peak >= np.percentile(peak, 95) - 5.0)
+    assert loud[0] <= LEAD_FRAMES + 3  # speech within ~35 ms of the lead
+    assert lat.num_frames - 1 - loud[-1] == TAIL_FRAMES

@@ -125,17 +125,63 @@ def collate(
     return tokens[0], tokens[1], tokens[2], speaker, emotion, intensity, controls
 
 
+# Silence the teacher (Kokoro) puts around every utterance, which the model learned: 0.3-0.5 s
+# before the first phone (the ``^`` unit: 29-45 frames on four v0.3 voices) and 0.45-0.95 s
+# after the last one (inside the last phone's and the punctuation's frames). Every segment
+# carried both, so the first word came ~0.4 s after the first packet and sentences were 0.85-
+# 1.45 s apart (joe: 0.28 s; bench/speech_onset.py). Kept: LEAD_FRAMES before the first phone,
+# TAIL_FRAMES after the last loud frame (58 ms and 232 ms at hop 256, 22.05 kHz).
+LEAD_FRAMES = 5
+TAIL_FRAMES = 20
+QUIET_NATS = 5.0  # a frame is quiet when its loudest mel bin is this far (~43 dB) below loud
+
+
+def trim_silence(
+    frames: npt.NDArray[np.float32],
+    unit_frames: npt.NDArray[np.int64],
+    *,
+    leading: bool = True,
+    lead_frames: int = LEAD_FRAMES,
+    tail_frames: int = TAIL_FRAMES,
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+    """``frames`` ``[80, T]`` and the units' frame counts with the leading unit (``^``, when
+    ``leading``) cut to its last ``lead_frames`` frames and everything later than
+    ``tail_frames`` after the last loud frame removed, the counts shortened to match (from
+    the last unit backwards), so word timings stay on the audio."""
+    d = unit_frames.copy()
+    total = int(d.sum())
+    if total <= 0 or frames.shape[1] < total:
+        return frames, d
+    cut = max(int(d[0]) - lead_frames, 0) if leading and len(d) else 0
+    d[0] -= cut
+    peak = frames[:, cut:total].max(axis=0)
+    loud = np.flatnonzero(peak >= np.percentile(peak, 95) - QUIET_NATS)
+    keep = min(int(loud[-1]) + 1 + tail_frames, total - cut) if len(loud) else total - cut
+    extra = total - cut - keep
+    for k in range(len(d) - 1, -1, -1):
+        if extra <= 0:
+            break
+        take = min(int(d[k]), extra)
+        d[k] -= take
+        extra -= take
+    return np.ascontiguousarray(frames[:, cut : cut + keep]), d
+
+
 def split_latents(
     requests: Sequence[AcousticRequest],
     mels: npt.NDArray[np.float32],
     durs: npt.NDArray[np.int64],
 ) -> list[Latent]:
-    """One :class:`Latent` per request from batched mel ``[B, T, 80]`` and durations."""
+    """One :class:`Latent` per request from batched mel ``[B, T, 80]`` and durations, with
+    the teacher's silence around the segment trimmed (:func:`trim_silence`)."""
     latents = []
     for i, r in enumerate(requests):
         d = durs[i, : len(r.seq.units)]
         frames = np.ascontiguousarray(mels[i, : max(int(d.sum()), 1)].T, dtype=np.float32)
-        latents.append(Latent(frames=frames, unit_frames=d.copy(), units=r.seq.symbols))
+        leading = bool(r.seq.units) and r.seq.units[0].symbol == "^"
+        tail = max(round(TAIL_FRAMES * r.prosody.pause), 1)  # the pause control scales it
+        frames, d = trim_silence(frames, d, leading=leading, tail_frames=tail)
+        latents.append(Latent(frames=frames, unit_frames=d, units=r.seq.symbols))
     return latents
 
 
