@@ -20,7 +20,11 @@ def test_say_writes_a_wav(tmp_path: object, capsys: object) -> None:
 
 
 def test_say_refuses_unsupported_control(tmp_path: object) -> None:
-    assert main(["say", "Hi.", "-o", f"{tmp_path}/x.wav", "--emotion", "happy"]) == 2
+    # joe (Piper) has speed only; the default voice (af_heart) takes emotion.
+    assert (
+        main(["say", "Hi.", "-o", f"{tmp_path}/x.wav", "--voice", "joe", "--emotion", "happy"]) == 2
+    )
+    assert main(["say", "Hi.", "-o", f"{tmp_path}/y.wav", "--emotion", "happy"]) == 0
 
 
 def test_bench_usage() -> None:

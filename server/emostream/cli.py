@@ -139,7 +139,7 @@ def _say(args: argparse.Namespace) -> int:
 
     settings = Settings.from_env()
     catalog = load_catalog(settings)
-    voice = catalog.get(args.voice or settings.default_voice)
+    voice = catalog.get(args.voice or catalog.default_for(settings.default_voice))
     if voice is None:
         known = [i.id for i in catalog.infos()]
         print(f"unknown voice {args.voice!r}; available: {known}", file=sys.stderr)

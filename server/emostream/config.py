@@ -15,7 +15,9 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     device: str = "cpu"  # "cpu" (ONNX Runtime) or "cuda" (PyTorch engine)
-    default_voice: str = "joe"  # must be a loaded voice (start-up fails otherwise)
+    # "auto": af_heart when the EmoStream voices are loaded, else joe (README "Default
+    # voice" says why); a named voice must be loaded (start-up fails otherwise).
+    default_voice: str = "auto"
     embedded_voice: bool = True  # load the embedded Piper voice "joe" (CPU); off: FS2 voices only
     max_text_chars: int = 5000  # per utterance (sum of all text messages)
     max_message_bytes: int = 1 << 20  # one WebSocket text frame
@@ -69,6 +71,20 @@ class Settings:
     # max_message_bytes); frames past it are closed 1009 by the WebSocket protocol itself.
     max_start_bytes: int = 8 << 20
     max_utterance_s: float = 300.0  # WebSocket utterance wall time, start to done (0: none)
+    # -- phrase cache (README "Phrase cache") ------------------------------------------------
+    # Whole utterances already spoken (same voice and speaker embedding, controls, format,
+    # model version, text), replayed instead of synthesised. In-process LRU bound in bytes
+    # (0: cache off); with redis_url also in Redis (phrase_cache_redis) for phrase_cache_ttl_s.
+    phrase_cache_bytes: int = 64 << 20
+    phrase_cache_redis: bool = True
+    phrase_cache_ttl_s: int = 24 * 3600
+    # How long a first segment may wait for the input's end when a cached phrase starts with it.
+    phrase_cache_hold_ms: float = 20.0
+    # Replay pacing (WebSocket): the listener is kept this far ahead of real time.
+    phrase_cache_lead_s: float = 1.0
+    # Share phrases between API keys (off: each key has its own; a hit is faster than a miss,
+    # so a shared cache tells one key which phrases another key had spoken recently).
+    phrase_cache_shared: bool = False
     log_level: str = "info"
 
     @classmethod

@@ -11,9 +11,22 @@ from emostream.voices.catalog import LITE_VOCODER, load_catalog
 
 
 def test_default_voice_must_be_loaded() -> None:
-    settings = Settings(embedded_voice=False, acoustic="off")
+    settings = Settings(embedded_voice=False, acoustic="off", default_voice="joe")
     with pytest.raises(RuntimeError, match="default voice 'joe' is not loaded"):
         load_catalog(settings)
+    with pytest.raises(RuntimeError, match="default voice 'auto' is not loaded"):
+        load_catalog(Settings(embedded_voice=False, acoustic="off"))
+
+
+def test_auto_default_voice_is_the_measured_one() -> None:
+    """auto: af_heart when the EmoStream voices are loaded (README "Default voice"), joe
+    when they are off; a named default stays what it names."""
+    assert Settings().default_voice == "auto"
+    catalog = load_catalog(Settings())
+    assert catalog.default_for("auto") == "af_heart" and catalog.default_for("joe") == "joe"
+    assert load_catalog(Settings(acoustic="off")).default_for("auto") == "joe"
+    with pytest.raises(RuntimeError, match="'zf_nobody' is not loaded"):
+        catalog.default_for("zf_nobody")
 
 
 def test_embedded_voice_off_serves_acoustic_speakers_only() -> None:

@@ -6,6 +6,7 @@ import logging
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -31,6 +32,7 @@ from emostream.voices.clip import ClipIntake
 from emostream.voices.encoder import SpeakerEncoder, default_model_path
 from emostream.voices.enroll import Enroller
 from emostream.voices.registry import VoiceRegistry
+from emostream.voices.versions import model_versions
 
 log = logging.getLogger(__name__)
 
@@ -80,12 +82,13 @@ def create_app(
             voices = catalog or load_catalog(settings)
             await device.prepare(voices, acoustic_graphs=settings.acoustic_graphs)
             svc = SpeechService(
-                settings,
+                replace(settings, default_voice=voices.default_for(settings.default_voice)),
                 voices,
                 runner=device.runner,
                 metrics=metrics,
                 registry=registry,
                 embed_reference=enroller.embed,
+                model_versions=model_versions(settings, voices),
             )
             if device.report:
                 metrics.gpu_memory.set(float(device.report.get("reserved_bytes", 0)))
@@ -102,7 +105,7 @@ def create_app(
             yield
         finally:
             restore_sigterm()
-            svc.close()
+            await svc.aclose()
             if device is not None:
                 await device.close()
             await cache.close()
