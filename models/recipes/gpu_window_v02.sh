@@ -13,10 +13,13 @@
 # the sentences: `.gpujob/v02text/{en,zh}.txt` from `emostream.train.sentences.generate`.
 #
 # Window 1 (2026-12-03): SEED=2, no cross speakers, start 650 850, no vocoder.
-# Window 2 (planned, not run yet): SEED=3 CROSS_EN=100 CROSS_ZH=250 BLENDS_EN=150
-#   BLENDS_ZH=100, stage c (the light vocoder trains alongside, or already runs from vstart),
-#   PARITY=0, start 520 1150, vocbench. The v0.2 warm start is the shipped .onnx: stage b
-#   installs the onnx wheel that `prepare` downloads.
+# Window 2 (2026-12-03, shipped as acoustic v0.3 + light vocoder v0.2): SEED=3 CROSS_EN=100
+#   CROSS_ZH=250 BLENDS_EN=150 BLENDS_ZH=100 prepare; hide; stage a, b, c; restore
+#   models/acoustic; PARITY=0 START_WAIT=120 start 600 1300; watch 30/500/520; collect 260;
+#   vocbench 2 (bench/results/acoustic/2026-12-03-h200-v03-window2.md). Warm starts read the
+#   shipped .onnx files (stage b installs the onnx wheel that `prepare` downloads). The device
+#   tool returns at most 8 files a call: fetch the summaries/logs in a second call.
+# Window 3 (next): SEED=4, same speaker mix, same calls; warm from v0.3 and lite v0.2.
 # Light vocoder v0.1 (2026-12-03): HIDE_CORPUS=0 hide; vstart 900; watch 520; collect 345;
 #   vocbench 2 (bench/results/vocoder/2026-12-03-h200-lite-vocoder.md).
 #
