@@ -2,12 +2,12 @@
 
     .venv/bin/python bench/word_timestamps.py [--voice af_heart] [--n 20] [--out FILE]
 
-Each held-out line (``emostream.bench.heldout.heldout_texts("en")``: chat lines the model never
+Each held-out line (``lab.heldout.heldout_texts("en")``: chat lines the model never
 trained on) is split and normalised as the WebSocket path does (``normalize`` + ``Segmenter``),
 streamed through ``stream_utterance`` with ``word_timestamps`` (the served CPU path: ONNX
 acoustic model + light vocoder, PCM 16 kHz), and transcribed by faster-whisper with
 ``word_timestamps=True`` (Whisper base multilingual and tiny.en, int8, from the PyPI wheels of
-``emostream.bench.asr``). Our words and the ASR's are matched by their normalised spelling
+``lab.asr``). Our words and the ASR's are matched by their normalised spelling
 (lower case, letters/digits/apostrophes; difflib on the two word lists); for each matched word
 the start (and end) difference is ours minus the ASR's, in ms.
 
@@ -39,10 +39,8 @@ import numpy as np
 import numpy.typing as npt
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "server"))
+sys.path[:0] = [str(ROOT / "server"), str(ROOT)]  # emostream, and lab (the ASR)
 
-from emostream.bench.asr import assemble_whisper_base, tiny_en_dir
-from emostream.bench.heldout import heldout_texts
 from emostream.codec.packetizer import OutputFormat
 from emostream.config import Settings
 from emostream.engine.runner import ThreadRunner
@@ -50,6 +48,8 @@ from emostream.engine.streamer import Event, Packet, UtteranceRequest, stream_ut
 from emostream.text.normalize import normalize
 from emostream.text.splitter import Segmenter
 from emostream.voices.catalog import load_acoustic_family
+from lab.asr import assemble_whisper_base, tiny_en_dir
+from lab.heldout import heldout_texts
 
 RATE = 16000
 

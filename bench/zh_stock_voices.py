@@ -14,13 +14,16 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from emostream.bench.asr import cer, syllable_error, whisper_base
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "server"), str(ROOT)]  # emostream, and lab (the ASR)
+
 from emostream.models.acoustic import AcousticModel
 from emostream.models.hifigan import HifiGan
 from emostream.text.phonemes import G2P, SYMBOLS
 from emostream.train.sentences import heldout
 from emostream.voices.acoustic import AcousticVoice
 from emostream.voices.base import Controls, VoiceInfo
+from lab.asr import cer, syllable_error, whisper_base
 
 torch.set_num_threads(1)
 which = sys.argv[1]

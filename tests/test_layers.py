@@ -21,7 +21,7 @@ LAYERS: dict[str, int] = {
     "transport": 5,
     "cli": 6,
     "__main__": 6,
-    "bench": 7,
+    "bench": 7,  # user-facing benchmarks only (emostream bench X); the lab is in lab/
 }
 
 
@@ -72,3 +72,12 @@ def test_the_check_can_fail(tmp_path: Path) -> None:
     bad.write_text("from emostream.transport.app import create_app\n", encoding="utf-8")
     assert [n for _, n in _imports(bad)] == ["emostream.transport.app"]
     assert LAYERS[_layer_of("emostream.transport.app")] > LAYERS["engine"]
+
+
+def test_bench_holds_the_user_facing_tools_only() -> None:
+    """Each module of ``emostream.bench`` is an ``emostream bench`` command (the lab's quality
+    judges live in ``lab/``, outside the package: tests/test_lab_not_shipped.py)."""
+    from emostream.cli import BENCHES
+
+    modules = {p.stem for p in (PACKAGE / "bench").glob("*.py")} - {"__init__"}
+    assert {f"emostream.bench.{m}" for m in modules} == set(BENCHES.values())

@@ -15,11 +15,11 @@ from types import FrameType
 
 BENCHES = {
     "first-audio": "emostream.bench.first_audio",
-    "quality": "emostream.bench.quality",
-    "acoustic": "emostream.bench.acoustic_quality",
     "vocoder": "emostream.bench.vocoder",
 }
 BENCH_USAGE = f"emostream bench {{{','.join(BENCHES)}}} [options]"
+# Quality judges (Whisper, DNSMOS, d-vector) left the package for the repo's lab/ folder.
+MOVED_TO_LAB = {"quality": "lab.quality", "acoustic": "lab.acoustic_quality"}
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -162,6 +162,10 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["bench"]:
         if len(argv) < 2 or argv[1] not in BENCHES:
             print(f"usage: {BENCH_USAGE}", file=sys.stderr)
+            if argv[1:2] and argv[1] in MOVED_TO_LAB:
+                print(f"'bench {argv[1]}' is not in the package: from a source checkout with "
+                      f"the [eval] extra, python -m {MOVED_TO_LAB[argv[1]]} (lab/README.md)",
+                      file=sys.stderr)  # fmt: skip
             return 2
         module = importlib.import_module(BENCHES[argv[1]])
         return int(module.main(argv[2:]))

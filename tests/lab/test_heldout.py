@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from emostream.bench.heldout import (
+from lab.heldout import (
     HELDOUT_VOICES,
     REAL_SPEAKERS,
     STOCK_VOICES,
@@ -42,7 +42,7 @@ def test_heldout_voice_sets() -> None:
 
 
 def test_heldout_and_conditioning_texts() -> None:
-    from emostream.bench.heldout import conditioning_texts, heldout_texts, training_lines
+    from lab.heldout import conditioning_texts, heldout_texts, training_lines
 
     for lang in ("en", "zh"):
         texts = heldout_texts(lang)
@@ -67,7 +67,7 @@ def test_conditioning_and_judge_clips_are_disjoint() -> None:
 
 @pytest.mark.parametrize("spk", REAL_SPEAKERS, ids=lambda s: s.name)
 def test_real_speaker_clips_exist_when_installed(spk: object) -> None:
-    from emostream.bench.heldout import RealSpeaker
+    from lab.heldout import RealSpeaker
 
     assert isinstance(spk, RealSpeaker)
     if not any(p.exists() for p in spk.paths()):
@@ -89,7 +89,7 @@ def test_real_speakers_are_distinct_people() -> None:
     pytest.importorskip("librosa")
     if not all(s.available() for s in REAL_SPEAKERS):
         pytest.skip("scripts/setup.sh --dev installs the Debian packages of the real speakers")
-    from emostream.bench.heldout import distinctness
+    from lab.heldout import distinctness
 
     d = distinctness()
     assert len(d["speakers"]) >= 8
@@ -137,7 +137,7 @@ def test_margin_summary_arithmetic() -> None:
 
 
 def test_dnsmos_summary_groups_by_system_and_language() -> None:
-    from emostream.bench.acoustic_quality import dnsmos_summary
+    from lab.acoustic_quality import dnsmos_summary
 
     def u(system: str, ovrl: float) -> dict[str, object]:
         return {"system": system, "dnsmos": {"ovrl": ovrl, "sig": 3.0, "bak": 4.0, "p808": 3.5}}
@@ -158,7 +158,7 @@ def test_dnsmos_scores_clean_speech_above_noise() -> None:
     spk = REAL_SPEAKERS[0]
     if not spk.available():
         pytest.skip(f"Debian {spk.package} not installed")
-    from emostream.bench.acoustic_quality import dnsmos_scores
+    from lab.acoustic_quality import dnsmos_scores
 
     speech, _ = speaker_audio(spk)
     noise = (np.random.default_rng(0).standard_normal(len(speech)) * 0.1).astype(np.float32)

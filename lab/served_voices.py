@@ -1,6 +1,6 @@
 """Quality of voices exactly as a server built from ``Settings`` serves them, as JSON.
 
-    python -m emostream.bench.served_voices --voices joe,af_heart,zf_xiaoxiao \\
+    python -m lab.served_voices --voices joe,af_heart,zf_xiaoxiao \\
         [--en-texts 40] [--zh-texts 40] [--dnsmos-texts 10] [--vocoder auto|lite|v1] -o FILE
 
 Each voice speaks the project's held-out lines of its language (``models/corpus/heldout``,
@@ -24,24 +24,24 @@ from typing import Any
 
 import numpy as np
 
-from emostream.bench.acoustic_quality import (
+from emostream.config import Settings
+from emostream.engine.oneshot import synthesize
+from emostream.train import sentences
+from emostream.voices.catalog import load_catalog
+from lab.acoustic_quality import (
     _git_commit,
     _host,
     dnsmos_scores,
     intelligibility_summary,
     score_row,
 )
-from emostream.config import Settings
-from emostream.engine.oneshot import synthesize
-from emostream.train import sentences
-from emostream.voices.catalog import load_catalog
 
 log = logging.getLogger(__name__)
 RATE = 24000
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m emostream.bench.served_voices",
+    p = argparse.ArgumentParser(prog="python -m lab.served_voices",
                                 description=__doc__.split("\n")[0])  # fmt: skip
     p.add_argument("--voices", default="joe,af_heart,am_michael,zf_xiaoxiao,zm_yunxi")
     p.add_argument("--en-texts", type=int, default=40)
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     t0 = time.time()
-    from emostream.bench.asr import whisper_base
+    from lab.asr import whisper_base
 
     settings = Settings(vocoder=a.vocoder, cpu_threads=a.threads)
     catalog = load_catalog(settings)
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     report: dict[str, Any] = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": "python -m emostream.bench.served_voices "
+        "command": "python -m lab.served_voices "
         + " ".join(sys.argv[1:] if argv is None else argv),
         "host": _host(),
         "git_commit": _git_commit(),

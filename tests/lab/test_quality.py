@@ -7,10 +7,10 @@ import asyncio
 import numpy as np
 import pytest
 
-from emostream.bench.quality import Transcriber, prosody, wer, words
 from emostream.engine.oneshot import synthesize
 from emostream.voices.base import Controls
 from emostream.voices.piper_voice import PiperVoice
+from lab.quality import Transcriber, prosody, wer, words
 
 
 def test_wer() -> None:

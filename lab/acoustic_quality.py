@@ -1,23 +1,23 @@
-"""``emostream bench acoustic``: measured quality of the project's own acoustic model.
+"""``python -m lab.acoustic_quality``: measured quality of the project's own acoustic model.
 
 Four sections, each optional (``--sections``), all offline on CPU:
 
 1. **intelligibility** — held-out sentences (not in ``models/corpus/text``) spoken by stock
    speakers of the model (acoustic model → HiFi-GAN V1 universal) and, side by side, by the
    teacher (Kokoro-82M int8, same phonemes, same speakers' style vectors); both transcribed by
-   the same offline ASR (Whisper base multilingual by default, see :mod:`emostream.bench.asr`).
+   the same offline ASR (Whisper base multilingual by default, see :mod:`lab.asr`).
    English: WER. Mandarin: CER (zhconv-normalised hanzi) and toned-pinyin syllable error.
 2. **similarity** — zero-shot cloning of 8 real human speakers never seen in training (Debian
-   packages, see :mod:`emostream.bench.heldout` for sources and licences): GE2E of a
+   packages, see :mod:`lab.heldout` for sources and licences): GE2E of a
    conditioning clip → the model speaks held-out sentences; a *different* encoder (d-vector,
-   :mod:`emostream.bench.dvector`) judges cosine(output, held-apart clips of the same speaker),
+   :mod:`lab.dvector`) judges cosine(output, held-apart clips of the same speaker),
    against the same judge's cosine for outputs of 4 stock speakers
-   (:data:`~emostream.bench.heldout.STOCK_VOICES`), and the real-vs-real ceiling. Criterion:
+   (:data:`~lab.heldout.STOCK_VOICES`), and the real-vs-real ceiling. Criterion:
    the clone beats the best stock voice for >= 7 of 8, by >= 0.08 on average
    (``summary.clone_beats_best_stock``, ``summary.mean_margin_over_best_stock``).
 3. **prosody** — each control (pitch shift, energy, speed, emotion labels at intensity 1)
    against neutral on the same speaker and sentence; F0 mean / range (semitones), energy (dB),
-   words per second by pyworld (:func:`emostream.bench.quality.prosody`).
+   words per second by pyworld (:func:`lab.quality.prosody`).
 4. **rtf** — CPU real-time factor of acoustic model + HiFi-GAN V1 (torch) at 1 and 2 threads.
 5. **dnsmos** — DNSMOS P.835 OVRL/SIG/BAK and P.808 MOS (PyPI ``speechmos``, ONNX inside, runs
    offline) of model and teacher outputs on the first ``--dnsmos-texts`` sentences of each
@@ -25,7 +25,7 @@ Four sections, each optional (``--sections``), all offline on CPU:
 
 ``--heldout`` (the v0.2 acceptance run): texts are the hand-written held-out files
 (``models/corpus/heldout/{en,zh}.txt``), speakers are Kokoro voices left out of v0.2 and v0.3 training
-(:data:`emostream.bench.heldout.HELDOUT_VOICES`) with GE2E embeddings computed from teacher
+(:data:`lab.heldout.HELDOUT_VOICES`) with GE2E embeddings computed from teacher
 renderings of other sentences; ``--train-voices`` adds the training stock voices from the
 ``--speakers-npz``. The report is rewritten after each section, so a long run leaves partial
 results.
@@ -56,13 +56,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from emostream.bench.asr import cer, syllable_error
-from emostream.bench.quality import prosody, wer, words
+from lab.asr import cer, syllable_error
+from lab.quality import prosody, wer, words
 
 log = logging.getLogger(__name__)
 
 FloatArray = npt.NDArray[np.float32]
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[1]
 MODEL_SR = 22050
 TEACHER_SR = 24000
 
@@ -315,10 +315,10 @@ def _wav_bytes(audio: FloatArray, rate: int) -> bytes:
 def similarity(
     own: OwnModel, texts: list[str], *, stock: list[str] | None = None, seed: int = 0
 ) -> dict[str, Any]:
-    from emostream.bench.dvector import DVectorJudge
-    from emostream.bench.heldout import REAL_SPEAKERS, STOCK_VOICES, margin_summary, speaker_audio
     from emostream.voices.clip import prepare_clip
     from emostream.voices.encoder import SpeakerEncoder, cosine
+    from lab.dvector import DVectorJudge
+    from lab.heldout import REAL_SPEAKERS, STOCK_VOICES, margin_summary, speaker_audio
 
     judge, ge2e = DVectorJudge(), SpeakerEncoder()
     stock = [s for s in (stock or STOCK_VOICES) if s in own.speakers]
@@ -522,10 +522,10 @@ def _write(report: dict[str, Any], output: str | None, t_start: float) -> str:
 
 
 def heldout_speakers(teacher: Teacher, own: OwnModel, lang: str) -> dict[str, Any]:
-    """Register :data:`~emostream.bench.heldout.HELDOUT_VOICES` with the teacher (style tables)
+    """Register :data:`~lab.heldout.HELDOUT_VOICES` with the teacher (style tables)
     and the model (GE2E from teacher renderings of conditioning sentences)."""
-    from emostream.bench.heldout import HELDOUT_VOICES, conditioning_texts, teacher_embedding
     from emostream.voices.encoder import SpeakerEncoder
+    from lab.heldout import HELDOUT_VOICES, conditioning_texts, teacher_embedding
 
     enc = SpeakerEncoder()
     texts = conditioning_texts(lang)
@@ -541,7 +541,9 @@ def heldout_speakers(teacher: Teacher, own: OwnModel, lang: str) -> dict[str, An
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="emostream bench acoustic", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(
+        prog="python -m lab.acoustic_quality", description=__doc__.split("\n")[0]
+    )
     p.add_argument("--model", default=str(REPO / "models/acoustic/emostream-fs2-v0.3.onnx"))
     p.add_argument("--speakers-npz", default=str(REPO / "models/acoustic/speakers-v0.3.npz"))
     p.add_argument("--sections", default="intelligibility,zh,similarity,prosody,rtf",
@@ -587,7 +589,7 @@ def main(argv: list[str] | None = None) -> int:
                    threads=a.threads)  # fmt: skip
     report: dict[str, Any] = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": "python -m emostream.bench.acoustic_quality " + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": "python -m lab.acoustic_quality " + " ".join(sys.argv[1:] if argv is None else argv),
         "host": _host(),
         "git_commit": _git_commit(),
         "model": _relpath(a.model),
@@ -603,7 +605,7 @@ def main(argv: list[str] | None = None) -> int:
     }  # fmt: skip
     asr: Callable[..., str] | None = None
     if sections & {"intelligibility", "zh"} or a.prosody_wer:
-        from emostream.bench.asr import whisper_base, whisper_tiny_en
+        from lab.asr import whisper_base, whisper_tiny_en
 
         judge = (
             whisper_base(threads=a.threads)
@@ -615,8 +617,8 @@ def main(argv: list[str] | None = None) -> int:
     teacher: Teacher | None = None
     if sections & {"intelligibility", "zh"} or a.heldout:
         if a.kokoro_voices and Path(a.kokoro_voices).is_dir():
-            from emostream.bench.asr import default_cache_dir
             from emostream.train.teacher import assemble_model
+            from lab.asr import default_cache_dir
 
             km = (
                 Path(a.kokoro_model)
@@ -640,7 +642,7 @@ def main(argv: list[str] | None = None) -> int:
     en_speakers = ["af_heart", "am_michael", "bf_emma"]
     zh_speakers = ["zf_xiaoxiao", "zm_yunxi"]
     if a.heldout:
-        from emostream.bench.heldout import TRAIN_VOICES, heldout_texts
+        from lab.heldout import TRAIN_VOICES, heldout_texts
 
         en_texts, zh_texts = heldout_texts("en"), heldout_texts("zh")
         report["texts_not_encodable"] = {

