@@ -32,7 +32,6 @@ from emostream.voices.clip import ClipIntake
 from emostream.voices.encoder import SpeakerEncoder, default_model_path
 from emostream.voices.enroll import Enroller
 from emostream.voices.registry import VoiceRegistry
-from emostream.voices.versions import model_versions
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +87,6 @@ def create_app(
                 metrics=metrics,
                 registry=registry,
                 embed_reference=enroller.embed,
-                model_versions=model_versions(settings, voices),
             )
             if device.report:
                 metrics.gpu_memory.set(float(device.report.get("reserved_bytes", 0)))
@@ -105,7 +103,7 @@ def create_app(
             yield
         finally:
             restore_sigterm()
-            await svc.aclose()
+            svc.close()
             if device is not None:
                 await device.close()
             await cache.close()
