@@ -33,7 +33,9 @@ PY=${PYTHON:-python3}
 if [ $DEV -eq 1 ]; then
   # A CPU build of torch; a bare 'torch' requirement could pull a multi-GB CUDA build.
   .venv/bin/python -m pip install -q "torch==${TORCH_VERSION:-2.13.0}"
-  .venv/bin/python -m pip install -q -e ".[dev,redis,train]"
+  # livekit: the LiveKit Agents plugin's tests (tests/plugins) run in CI. The Pipecat one
+  # does not: pipecat-ai pins soxr, soundfile and protobuf below the server's (plugins/README.md).
+  .venv/bin/python -m pip install -q -e ".[dev,redis,train,livekit]"
   # Reference implementation for the speaker-encoder parity tests; its own requirements
   # (torch, librosa, webrtcvad) come through the extras above.
   .venv/bin/python -m pip install -q --no-deps "resemblyzer==0.1.4"
