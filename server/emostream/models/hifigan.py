@@ -34,7 +34,8 @@ log = logging.getLogger(__name__)
 
 LRELU_SLOPE = 0.1
 # Frames of context per side that make chunked decoding match the one-shot decode to
-# >= 40 dB with the packaged weights (measured: 14 frames -> ~52 dB; RESEARCH.md).
+# >= 40 dB with the packaged weights (measured: 14 frames -> ~52 dB; the engine's chunked vs
+# one-shot check gives 64 dB, README "GPU engine").
 CONTEXT_FRAMES = 14
 CHECKPOINTS = ("universal", "LJSpeech")
 
