@@ -43,6 +43,7 @@ from emostream.engine.batcher import BucketSpec
 from emostream.engine.chunked import PadSide, pad_frames, pad_side, snr_db
 from emostream.engine.chunker import ChunkSchedule, ChunkWindow
 from emostream.engine.gpu_runner import GpuVocoderEngine
+from emostream.models.mel import silence_level
 
 log = logging.getLogger("emostream.bench.vocoder")
 
@@ -239,7 +240,9 @@ def _chunked(
         frames = mel[:, w.lo : w.hi]
         length = spec.frames_bucket(frames.shape[1])
         side = pad_side(w, total)
-        audio = np.asarray(run(pad_frames(frames, length, value=np.log(1e-5), side=side)[None]))[0]
+        audio = np.asarray(run(pad_frames(frames, length, value=silence_level(), side=side)[None]))[
+            0
+        ]
         skip = (length - frames.shape[1]) * HOP if side == "left" else 0
         a = skip + w.trim_left * HOP
         parts.append(audio[a : a + w.emitted * HOP].astype(np.float32))

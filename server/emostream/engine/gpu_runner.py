@@ -42,13 +42,14 @@ from emostream.engine.chunked import PadSide
 from emostream.engine.runner import ThreadRunner
 from emostream.engine.vocoder_backend import VocoderBackend
 from emostream.models.acoustic import AcousticModel
+from emostream.models.mel import silence_level
 from emostream.voices.acoustic import AcousticVoice, infer_batch
 from emostream.voices.base import Controls, Latent, Voice
 
 log = logging.getLogger(__name__)
 
 Audio = npt.NDArray[np.float32]
-SILENCE = float(np.log(1e-5))  # log-mel of digital silence (HiFi-GAN's clamp)
+SILENCE = silence_level()  # log-mel of digital silence (HiFi-GAN's clamp)
 
 
 @dataclass

@@ -31,6 +31,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from emostream.models.acoustic_onnx import Prosody
+from emostream.models.mel import silence_level
 from emostream.text.emotion import EMOTIONS
 from emostream.text.phonemes import BOS, EOS, NUM_LANGS, NUM_TONES, PUNCTUATION, SPACE, SYMBOLS
 
@@ -62,7 +63,7 @@ class AcousticConfig:
     pitch_std: float = 0.3
     energy_mean: float = 0.0
     energy_std: float = 1.0
-    mel_fill: float = math.log(1e-5)  # value of padded mel frames (digital silence)
+    mel_fill: float = field(default_factory=silence_level)  # padded frames: digital silence
     pause_ids: tuple[int, ...] = field(default_factory=pause_symbol_ids)
 
     @classmethod

@@ -75,9 +75,9 @@ def half_weights(model: onnx.ModelProto) -> onnx.ModelProto:
                                       name=f"half_weights/{out}"))  # fmt: skip
         casts.insert(0, node)  # the constant itself moves up, ahead of its cast
         graph.node.remove(node)
-    for out in graph.output:
-        if out.name in renamed:  # a weight that is itself an output: keep its float32 name
-            raise ValueError(f"initializer {out.name!r} is a graph output; cannot halve it")
+    for output in graph.output:
+        if output.name in renamed:  # a weight that is itself an output: keep its float32 name
+            raise ValueError(f"initializer {output.name!r} is a graph output; cannot halve it")
     nodes = list(graph.node)
     del graph.node[:]
     graph.node.extend(casts + nodes)

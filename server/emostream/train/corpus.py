@@ -32,11 +32,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from emostream.models.mel import MelConfig, magnitude_spectrogram, mel_filterbank
+from emostream.models.mel import MelConfig, magnitude_spectrogram, mel_filterbank, silence_level
 
 log = logging.getLogger(__name__)
 
-MEL_LO, MEL_HI = float(np.log(1e-5)), 3.0  # uint8 quantisation range of the log-mel
+MEL_LO, MEL_HI = silence_level(), 3.0  # uint8 quantisation range of the log-mel
 MEL = MelConfig()
 KOKORO_SR, KOKORO_HOP = 24000, 600
 FRAMES_PER_KOKORO_FRAME = KOKORO_HOP * MEL.sample_rate / KOKORO_SR / MEL.hop_length
