@@ -10,6 +10,7 @@ from emostream.models.acoustic import AcousticModel
 from emostream.text.phonemes import G2P
 from emostream.voices.acoustic import AcousticVoice
 from emostream.voices.base import VoiceInfo
+from tests.voices.voice_fixtures import redis_server  # noqa: F401
 
 
 @pytest.fixture(scope="module")

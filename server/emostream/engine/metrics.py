@@ -43,6 +43,36 @@ class Metrics:
             "emostream_utterances", "Utterances finished", ["transport", "outcome"], registry=r
         )
         self.errors = Counter("emostream_errors", "Errors sent, by code", ["code"], registry=r)
+        # Phrase cache (engine.phrase_cache): lookups by where they were answered (memory,
+        # redis, miss; bypass: the client asked for no cache), entries stored and evicted, what
+        # was not stored (too_large, incomplete: cancelled or failed), bytes and entries held
+        # in process, Redis operations that failed or were skipped.
+        self.phrase_cache_lookups = Counter(
+            "emostream_phrase_cache_lookups", "Phrase-cache lookups by result", ["result"],
+            registry=r,
+        )  # fmt: skip
+        self.phrase_cache_stores = Counter(
+            "emostream_phrase_cache_stores", "Utterances stored in the phrase cache", registry=r
+        )
+        self.phrase_cache_skipped = Counter(
+            "emostream_phrase_cache_skipped", "Utterances not stored, by reason", ["reason"],
+            registry=r,
+        )  # fmt: skip
+        self.phrase_cache_evictions = Counter(
+            "emostream_phrase_cache_evictions", "Phrases evicted by the byte bound", registry=r
+        )
+        self.phrase_cache_bytes = Gauge(
+            "emostream_phrase_cache_bytes", "Bytes held by the in-process phrase cache",
+            registry=r, multiprocess_mode="livesum",
+        )  # fmt: skip
+        self.phrase_cache_entries = Gauge(
+            "emostream_phrase_cache_entries", "Phrases held by the in-process phrase cache",
+            registry=r, multiprocess_mode="livesum",
+        )  # fmt: skip
+        self.phrase_cache_fallbacks = Counter(
+            "emostream_phrase_cache_redis_fallbacks",
+            "Phrase-cache Redis operations that failed or were skipped", registry=r,
+        )  # fmt: skip
         self.gpu_memory = Gauge(
             "emostream_gpu_memory_bytes", "GPU memory held by the server's processes",
             registry=r, multiprocess_mode="livesum",

@@ -6,14 +6,18 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 
 import numpy as np
 import numpy.typing as npt
 
 from emostream.config import Settings
+from emostream.engine.cached_stream import cached_utterance
 from emostream.engine.metrics import Metrics
+from emostream.engine.phrase_cache import PhraseCache
+from emostream.engine.phrase_key import phrase_params
 from emostream.engine.runner import Runner, ThreadRunner
 from emostream.engine.streamer import (
     Event,
@@ -62,11 +66,19 @@ class SpeechService:
         registry: VoiceRegistry | None = None,
         embed_reference: Callable[[bytes], Awaitable[npt.NDArray[np.float32]]] | None = None,
         voice_cache_size: int | None = None,
+        phrase_cache: PhraseCache | None = None,
+        model_versions: Mapping[str, str] | None = None,
     ) -> None:
         """``voice_cache_size``: how many cloned voices, and how many inline-reference voices,
         stay built (an LRU of each; default ``settings.voice_cache_size``, 256). An evicted
         clone is built again from the ``registry`` on its next use, an evicted reference voice
-        from ``embed_reference`` (which caches embeddings by clip) when its clip comes again."""
+        from ``embed_reference`` (which caches embeddings by clip) when its clip comes again.
+
+        ``phrase_cache``: where spoken utterances are kept (default: one built from the
+        ``phrase_cache_*`` settings and ``redis_url``; none when ``phrase_cache_bytes`` is 0);
+        ``model_versions``: ``{VoiceInfo.model: version}`` of the loaded families
+        (:func:`emostream.voices.versions.model_versions`), part of the cache's keys (a family
+        missing from it counts as version "")."""
         self.settings = settings
         self.catalog = catalog
         self.registry = registry
@@ -76,6 +88,15 @@ class SpeechService:
         self._references: LRU[Voice] = LRU(size)  # inline clips, by "ref_" + clip hash
         self.runner: Runner = runner or ThreadRunner(workers=settings.decode_workers)
         self.metrics = metrics or Metrics()
+        if phrase_cache is None and settings.phrase_cache_bytes > 0:
+            phrase_cache = PhraseCache(
+                max_bytes=settings.phrase_cache_bytes,
+                redis_url=settings.redis_url if settings.phrase_cache_redis else "",
+                ttl_s=settings.phrase_cache_ttl_s,
+                metrics=self.metrics,
+            )
+        self.phrase_cache = phrase_cache
+        self.model_versions = dict(model_versions or {})
         self.active = 0
         self._ids = itertools.count(1)
         self._prefix = f"{os.getpid():x}"
@@ -153,9 +174,18 @@ class SpeechService:
         *,
         transport: str,
         slot: Slot | None = None,
+        cache: bool = False,
+        cache_scope: str = "",
+        replay_lead_s: float | None = None,
     ) -> AsyncIterator[tuple[AsyncIterator[Packet | Event], UtteranceStats]]:
         """Give the utterance's output iterator and its stats, in the stream ``slot`` the
         caller was admitted to (without one, admit now: :class:`Busy` at the limit).
+
+        ``cache``: serve the utterance from the phrase cache when it holds it, else store it
+        once spoken (False: neither; a lookup counted as ``bypass``); ``cache_scope``: who
+        shares its entries (a principal; ignored with ``phrase_cache_shared``);
+        ``replay_lead_s``: how far ahead of real time a replay keeps the listener (None: as
+        fast as the consumer takes it). See :mod:`emostream.engine.cached_stream`.
 
         On exit (normal, error or cancellation) the slot is released, queued model work
         for the stream is dropped and metrics are recorded.
@@ -164,8 +194,9 @@ class SpeechService:
             slot = self.admit()
         stats = UtteranceStats()
         outcome = "cancelled"
+        out = self._output(request, segments, stats, cache, cache_scope, replay_lead_s)
         try:
-            yield stream_utterance(request, segments, self.runner, stats=stats), stats
+            yield out, stats
             outcome = "ok"
         except Exception:
             outcome = "error"
@@ -173,15 +204,59 @@ class SpeechService:
         finally:
             slot.release()
             self.runner.cancel(request.stream_id)
+            aclose = getattr(out, "aclose", None)
+            if aclose is not None:
+                await aclose()
             self.metrics.utterances.labels(transport, outcome).inc()
             rate = request.fmt.sample_rate
             if stats.audio_samples:
                 self.metrics.audio_seconds.labels(transport).inc(stats.audio_samples / rate)
-                self.metrics.rtf.observe(stats.compute_s / (stats.audio_samples / rate))
+                if not stats.cached:
+                    self.metrics.rtf.observe(stats.compute_s / (stats.audio_samples / rate))
             if stats.first_audio_at is not None:
                 self.metrics.first_audio.labels(transport).observe(
                     stats.first_audio_at - stats.started_at
                 )
 
+    def _output(
+        self,
+        request: UtteranceRequest,
+        segments: AsyncIterator[str],
+        stats: UtteranceStats,
+        cache: bool,
+        scope: str,
+        lead_s: float | None,
+    ) -> AsyncIterator[Packet | Event]:
+        def live(texts: AsyncIterator[str]) -> AsyncIterator[Packet | Event]:
+            return stream_utterance(request, texts, self.runner, stats=stats)
+
+        phrases = self.phrase_cache
+        if phrases is None or not phrases.enabled:
+            return live(segments)
+        if not cache:
+            phrases.bypassed()
+            return live(segments)
+        settings = self.settings
+        params = phrase_params(
+            request.voice,
+            request.controls,
+            request.fmt,
+            model_version=self.model_versions.get(request.voice.info.model, ""),
+            timestamps=request.timestamps,
+            word_timestamps=request.word_timestamps,
+            scope="" if settings.phrase_cache_shared else scope,
+        )
+        return cached_utterance(
+            segments, live=live, cache=phrases, params=params, stats=stats,
+            sample_rate=request.fmt.sample_rate, hold_s=settings.phrase_cache_hold_ms / 1000.0,
+            lead_s=lead_s, clock=time.monotonic,
+        )  # fmt: skip
+
     def close(self) -> None:
         self.runner.close()
+
+    async def aclose(self) -> None:
+        """:meth:`close`, then the phrase cache (its Redis writes and client)."""
+        self.close()
+        if self.phrase_cache is not None:
+            await self.phrase_cache.close()

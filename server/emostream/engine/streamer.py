@@ -46,6 +46,7 @@ class UtteranceStats:
     audio_samples: int = 0  # at the output rate
     compute_s: float = 0.0
     segments: int = 0
+    cached: bool = False  # replayed from the phrase cache (engine.phrase_replay)
 
     def as_done(self, sample_rate: int, *, cancelled: bool) -> dict[str, Any]:
         audio_ms = 1000.0 * self.audio_samples / sample_rate
@@ -54,7 +55,7 @@ class UtteranceStats:
             if self.first_audio_at is None
             else round(1000.0 * (self.first_audio_at - self.started_at), 1)
         )
-        return {
+        done: dict[str, Any] = {
             "type": "done",
             "audio_ms": round(audio_ms, 1),
             "first_audio_ms": first,
@@ -62,6 +63,9 @@ class UtteranceStats:
             "cancelled": cancelled,
             "segments": self.segments,
         }
+        if self.cached:
+            done["cached"] = True
+        return done
 
 
 @dataclass
@@ -163,7 +167,8 @@ async def _acoustic_ahead(
         first = True
         async for text in segments:
             if first:
-                stats.started_at = clock()
+                if not stats.started_at:  # else set by a caller that held the segment
+                    stats.started_at = clock()
                 first = False
             else:
                 await go_ahead.wait()

@@ -32,6 +32,7 @@ from emostream.voices.clip import ClipIntake
 from emostream.voices.encoder import SpeakerEncoder, default_model_path
 from emostream.voices.enroll import Enroller
 from emostream.voices.registry import VoiceRegistry
+from emostream.voices.versions import model_versions
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +88,7 @@ def create_app(
                 metrics=metrics,
                 registry=registry,
                 embed_reference=enroller.embed,
+                model_versions=model_versions(settings, voices),
             )
             if device.report:
                 metrics.gpu_memory.set(float(device.report.get("reserved_bytes", 0)))
@@ -103,7 +105,7 @@ def create_app(
             yield
         finally:
             restore_sigterm()
-            svc.close()
+            await svc.aclose()
             if device is not None:
                 await device.close()
             await cache.close()

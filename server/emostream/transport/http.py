@@ -20,6 +20,7 @@ from emostream.transport.guard import principal_of, voice_visible
 from emostream.transport.limits import KeyLimits, LimitExceeded, StreamPermit
 from emostream.transport.protocol import (
     ProtocolError,
+    bool_field,
     load_message,
     parse_controls,
     sample_rate_field,
@@ -93,6 +94,7 @@ async def speech(request: Request) -> Response:
         controls = parse_controls(body)
         check_controls(voice.info, controls)
         fmt = OutputFormat(codec=codec, sample_rate=sample_rate_field(body, rate))  # type: ignore[arg-type]
+        cache = bool_field(body, "cache", True)
     except ProtocolError as exc:
         return error(400, exc.code, exc.message)
     except UnsupportedControl as exc:
@@ -116,7 +118,7 @@ async def speech(request: Request) -> Response:
     req = UtteranceRequest(
         voice=voice, controls=controls, fmt=fmt, stream_id=service.new_stream_id()
     )
-    body_iter = _body(service, req, texts, fmt_name, slot)
+    body_iter = _body(service, req, texts, fmt_name, slot, cache=cache, scope=principal or "")
     return _SpeechResponse(slot, permit, body_iter, media_type=media)
 
 
@@ -166,7 +168,14 @@ class _SpeechResponse(StreamingResponse):
 
 
 async def _body(
-    service: SpeechService, req: UtteranceRequest, texts: list[str], fmt_name: str, slot: Slot
+    service: SpeechService,
+    req: UtteranceRequest,
+    texts: list[str],
+    fmt_name: str,
+    slot: Slot,
+    *,
+    cache: bool,
+    scope: str,
 ) -> AsyncIterator[bytes]:
     rate = req.fmt.sample_rate
     ogg: OggOpusWriter | None = None
@@ -178,10 +187,9 @@ async def _body(
     elif fmt_name == "wav":
         yield wav_header(sample_rate=rate)
     per_packet = rate * FRAME_MS // 1000
-    async with service.utterance(req, _segments(texts), transport="http", slot=slot) as (
-        out,
-        _stats,
-    ):
+    async with service.utterance(
+        req, _segments(texts), transport="http", slot=slot, cache=cache, cache_scope=scope
+    ) as (out, _stats):
         batch: list[bytes] = []
         async for item in out:
             if not isinstance(item, Packet):

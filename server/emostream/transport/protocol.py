@@ -42,6 +42,7 @@ class StartRequest:
     timestamps: bool
     stream_id: str
     word_timestamps: bool = False  # asked for, and the voice can time words
+    cache: bool = True  # the phrase cache may answer (and keep) this utterance
 
 
 @dataclass(frozen=True)
@@ -442,9 +443,10 @@ class SessionProtocol:
         fmt = parse_format(msg.get("format"))
         timestamps = bool_field(msg, "timestamps")
         words = bool_field(msg, "word_timestamps")
+        cache = bool_field(msg, "cache", True)
         request = StartRequest(
             info, controls, fmt, timestamps, self.new_stream_id(),
-            word_timestamps=words and info.word_timestamps,
+            word_timestamps=words and info.word_timestamps, cache=cache,
         )  # fmt: skip
         self._reset()
         self._request = request

@@ -383,7 +383,13 @@ class StreamConnection:
             async with (
                 deadline,
                 self.service.utterance(
-                    request, _queue_iter(utt.queue), transport="ws", slot=utt.slot
+                    request,
+                    _queue_iter(utt.queue),
+                    transport="ws",
+                    slot=utt.slot,
+                    cache=utt.req.cache,
+                    cache_scope=self.principal or "",
+                    replay_lead_s=self.service.settings.phrase_cache_lead_s,
                 ) as (out, stats),
             ):
                 async for item in out:

@@ -127,7 +127,7 @@ class EmbeddingCache:
         self._inflight: dict[str, asyncio.Future[FloatArray]] = {}
         self._redis: Any = None
         if redis_url:
-            self._redis = _make_client(redis_url, timeout_s)
+            self._redis = make_redis_client(redis_url, timeout_s)
         self._lookups: Counter | None = None
         self._fallbacks: Counter | None = None
         if registry is not None:
@@ -276,8 +276,9 @@ class EmbeddingCache:
                 log.debug("error closing the redis client", exc_info=True)
 
 
-def _make_client(url: str, timeout_s: float) -> Any:
-    """A ``redis.asyncio`` client with short timeouts and no retries (we fall back instead)."""
+def make_redis_client(url: str, timeout_s: float) -> Any:
+    """A ``redis.asyncio`` client with short timeouts and no retries (we fall back instead);
+    None when the redis package is missing. Shared with the phrase cache."""
     try:
         import redis.asyncio as aioredis
         from redis.backoff import NoBackoff
