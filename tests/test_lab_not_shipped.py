@@ -9,11 +9,12 @@ or if a lab module comes back into ``emostream.bench``.
 
 from __future__ import annotations
 
-import ast
 import re
 import tomllib
 from importlib.metadata import packages_distributions
 from pathlib import Path
+
+from tests.imports import top_level_imports
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "server" / "emostream"
@@ -50,28 +51,12 @@ def eval_only_modules() -> set[str]:
     return found
 
 
-def imported(path: Path) -> set[str]:
-    """Top-level names a file imports anywhere, or hands to find_spec/import_module."""
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
-        elif isinstance(node, ast.Call) and node.args:
-            func = node.func
-            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            arg = node.args[0]
-            if called in {"find_spec", "import_module", "__import__"} and isinstance(
-                arg, ast.Constant
-            ):
-                names.add(str(arg.value).split(".")[0])
-    return names
-
-
 def offenders(root: Path) -> dict[str, set[str]]:
     banned = eval_only_modules()
-    found = {str(p.relative_to(ROOT)): imported(p) & banned for p in sorted(root.rglob("*.py"))}
+    found = {
+        str(p.relative_to(ROOT)): top_level_imports(p, dynamic=True) & banned
+        for p in sorted(root.rglob("*.py"))
+    }
     return {path: names for path, names in found.items() if names}
 
 

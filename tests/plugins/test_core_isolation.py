@@ -4,10 +4,11 @@ needs the other, and neither loads the server's models). Runs without the framew
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.imports import top_level_imports
 
 ROOT = Path(__file__).resolve().parents[2]
 FRAMEWORKS = ("pipecat", "livekit")
@@ -17,25 +18,15 @@ ALLOWED = {  # plugin package -> third-party top-level modules it may import
 }
 
 
-def _imports(path: Path) -> set[str]:
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module.split(".")[0])
-    return found
-
-
 def test_the_server_package_imports_no_framework() -> None:
     for path in (ROOT / "server" / "emostream").rglob("*.py"):
-        assert not _imports(path) & set(FRAMEWORKS), path
+        assert not top_level_imports(path) & set(FRAMEWORKS), path
 
 
 def test_each_plugin_imports_only_its_framework() -> None:
     for package, allowed in ALLOWED.items():
         for path in (ROOT / "plugins" / package).rglob("*.py"):
-            third_party = {m for m in _imports(path) if m not in sys.stdlib_module_names
+            third_party = {m for m in top_level_imports(path) if m not in sys.stdlib_module_names
                            and m not in {"__future__", package}}  # fmt: skip
             assert third_party <= allowed, (path, third_party - allowed)
 
