@@ -12,6 +12,13 @@ as the client wrote it, its start on the utterance's audio timeline), so Pipecat
 Pipecat and this service sends ``cancel``; the server's ``done`` (``cancelled: true``, with
 ``words_sent`` and ``sent_ms``: what the listener can have heard) is reported through the
 ``on_utterance_done`` event, and the next turn starts only after it.
+
+Resampling (a pipeline rate the server does not offer, e.g. 8 kHz): the utterance's audio is
+one stream through a soxr stream resampler, which works in blocks and so holds back up to
+~175 ms (24 -> 8 kHz: 1100-sample blocks); its tail is flushed into the turn at ``done``, so
+no audio is lost. The resampler is this service's own, never cleared on a pause in the
+server's chunks (Pipecat's default clears after 0.2 s, dropping what it held), and reset when
+an utterance begins.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loguru import logger
+from pipecat.audio.utils import create_stream_resampler
 from pipecat.frames.frames import (
     ErrorFrame,
     Frame,
@@ -134,6 +142,9 @@ class EmoStreamTTSService(WebsocketTTSService):
         self._idle = asyncio.Event()  # no utterance awaiting its done
         self._idle.set()
         self.last_done: dict[str, Any] | None = None
+        # One utterance = one resampled stream: never cleared mid-utterance (a pause in the
+        # server's chunks is not a gap in the audio), flushed at done, reset at each start.
+        self._utt_resampler = create_stream_resampler(clear_after_secs=None)
         self._register_event_handler("on_utterance_done")
 
     def can_generate_metrics(self) -> bool:
@@ -239,6 +250,7 @@ class EmoStreamTTSService(WebsocketTTSService):
             await self._connect()
         self._utt = _Utterance(context_id)
         self._idle.clear()
+        await self._utt_resampler.reset()  # nothing of an abandoned utterance carries over
         await self._send(self._start_message())
 
     async def run_tts(self, text: str, context_id: str) -> AsyncGenerator[Frame | None, None]:
@@ -318,10 +330,23 @@ class EmoStreamTTSService(WebsocketTTSService):
         if utt is None or utt.cancelled:
             return  # audio of an interrupted turn still in flight
         if self._server_rate != self.sample_rate:
-            pcm = await self._resampler.resample(pcm, self._server_rate, self.sample_rate)
+            pcm = await self._utt_resampler.resample(pcm, self._server_rate, self.sample_rate)
+            if not pcm:
+                return  # held in the resampler's block
+        await self._append_audio(utt, pcm)
+
+    async def _append_audio(self, utt: _Utterance, pcm: bytes) -> None:
         await self.append_to_audio_context(
             utt.context_id, TTSAudioRawFrame(pcm, self.sample_rate, 1, context_id=utt.context_id)
         )
+
+    async def _flush_resampler(self, utt: _Utterance | None) -> None:
+        """The utterance's audio is complete: emit what the resampler still holds."""
+        if self._server_rate == self.sample_rate:
+            return
+        tail = await self._utt_resampler.flush()
+        if tail and utt is not None and not utt.cancelled:
+            await self._append_audio(utt, tail)
 
     async def _on_event(self, msg: dict[str, Any]) -> None:
         kind = msg.get("type")
@@ -339,6 +364,7 @@ class EmoStreamTTSService(WebsocketTTSService):
         elif kind == "done":
             self._utt = None
             self.last_done = msg
+            await self._flush_resampler(utt)  # before the turn's TTSStoppedFrame
             if utt is not None:
                 await self._end_context(utt)
             self._idle.set()
