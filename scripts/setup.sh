@@ -33,8 +33,8 @@ PY=${PYTHON:-python3}
 if [ $DEV -eq 1 ]; then
   # A CPU build of torch; a bare 'torch' requirement could pull a multi-GB CUDA build.
   .venv/bin/python -m pip install -q "torch==${TORCH_VERSION:-2.13.0}"
-  # livekit: the LiveKit Agents plugin's tests (tests/plugins) run in CI. The Pipecat one
-  # does not: pipecat-ai pins soxr, soundfile and protobuf below the server's (plugins/README.md).
+  # livekit: the LiveKit Agents plugin's tests (tests/plugins). Pipecat's run in a venv of
+  # their own (scripts/test.sh): pipecat-ai pins soxr, soundfile and protobuf below the server's.
   .venv/bin/python -m pip install -q -e ".[dev,redis,train,livekit]"
   # Reference implementation for the speaker-encoder parity tests; its own requirements
   # (torch, librosa, webrtcvad) come through the extras above.
