@@ -27,18 +27,11 @@ from typing import Any
 
 import websockets
 
+from emostream.bench.first_audio import SENTENCES
+
 ROOT = Path(__file__).resolve().parents[1]
 
-PHRASES = [
-    "Hello there, how are you today?",
-    "Thanks for the follow, welcome to the stream!",
-    "That is a great question, let me think about it.",
-    "Sure, I can help you with that.",
-    "Good morning everyone, the weather looks lovely.",
-    "Wow, that was an amazing play!",
-    "Please remember to stay hydrated.",
-    "I am not sure, but I will find out for you.",
-]
+PHRASES = SENTENCES  # the first-audio bench's short replies
 
 
 def percentile(values: list[float], q: float) -> float:
