@@ -85,6 +85,14 @@ class Settings:
     # Share phrases between API keys (off: each key has its own; a hit is faster than a miss,
     # so a shared cache tells one key which phrases another key had spoken recently).
     phrase_cache_shared: bool = False
+    # -- line queue (README "WebSocket protocol v1": `line`) ----------------------------------
+    # Lines (danmaku, chat) waiting per WebSocket; past it the lowest priority, oldest line is
+    # dropped (`line_dropped` `overflow`).
+    line_queue_max: int = 32
+    # The backlog speeds lines up (x1.05 per line waiting past 2), at most by this factor (>= 1;
+    # 1: never); the line's speed times it is capped at 2, and voices without `speed` keep theirs.
+    line_queue_max_speed: float = 1.5
+    line_ttl_ms: float = 8000.0  # a line's TTL when it gives no `ttl_ms`
     log_level: str = "info"
 
     @classmethod

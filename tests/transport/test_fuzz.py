@@ -38,7 +38,7 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     database=None,
 )
-EVENTS = {"started", "segment", "timestamps", "words", "done", "error"}
+EVENTS = {"started", "segment", "timestamps", "words", "done", "error", "queue", "line_dropped"}
 CODES = {
     "bad_json", "bad_message", "bad_value", "bad_format", "unknown_type", "unknown_voice",
     "voice_unavailable", "unsupported_control", "not_started", "already_started",
@@ -119,7 +119,16 @@ protocol = st.one_of(
     st.fixed_dictionaries(
         {"type": st.just("text"), "text": st.one_of(words, unicode_text, values)}
     ),
-    st.fixed_dictionaries({"type": st.sampled_from(["flush", "end", "cancel"])}),
+    st.fixed_dictionaries({"type": st.sampled_from(["flush", "end", "cancel", "clear"])}),
+    st.fixed_dictionaries(  # queued lines (danmaku), with start fields
+        {"type": st.just("line"), "text": st.one_of(words, unicode_text, values)},
+        optional={
+            **fields,
+            "id": st.one_of(st.text(max_size=8), values),
+            "priority": st.one_of(st.integers(-3, 3), values),
+            "ttl_ms": st.one_of(st.floats(0, 3000), values),
+        },
+    ),
     st.fixed_dictionaries({"type": values}, optional={"text": values}),
 ).map(lambda m: json.dumps(m, allow_nan=True))
 raw = st.one_of(
@@ -167,9 +176,10 @@ def test_websocket_fuzz(
                 continue
             ws.send(frame)
             SENT["ws"] += 1
+        ws.send(json.dumps({"type": "clear"}))  # no queued line starts after the cancel
         ws.send(json.dumps({"type": "cancel"}))
         ws.send(json.dumps({"type": marker}))
-        SENT["ws"] += 2
+        SENT["ws"] += 3
         check_until_marker(ws, marker)
 
 

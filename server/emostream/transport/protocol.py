@@ -22,7 +22,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from emostream.codec.packetizer import FRAME_MS, SAMPLE_RATES, FormatError, OutputFormat
@@ -103,7 +103,32 @@ class SendError:
         return {"type": "error", "code": self.code, "message": self.message}
 
 
-Action = BeginUtterance | QueueSegments | EndOfInput | CancelUtterance | SendError
+@dataclass(frozen=True)
+class EnqueueLine:
+    """A ``line`` (danmaku, chat) to queue: spoken as its own utterance once the socket is
+    idle, in priority order, unless its TTL runs out first (the I/O layer's
+    :class:`~emostream.transport.line_queue.LineQueue`)."""
+
+    id: str
+    text: str
+    priority: int
+    ttl_s: float
+    fields: dict[str, Any]  # the ``start`` fields it is spoken with (validated)
+
+
+@dataclass(frozen=True)
+class ClearLines:
+    """Drop every waiting line (the one speaking, if any, goes on)."""
+
+
+Action = (
+    BeginUtterance | QueueSegments | EndOfInput | CancelUtterance | SendError | EnqueueLine
+    | ClearLines
+)  # fmt: skip
+MAX_LINE_ID_CHARS = 128
+MAX_LINE_PRIORITY = 1000
+MAX_LINE_TTL_MS = 600_000.0
+_LINE_ONLY = ("type", "text", "id", "priority", "ttl_ms")
 
 
 class ProtocolError(Exception):
@@ -366,6 +391,7 @@ class SessionProtocol:
     lookup_voice: Callable[[str], VoiceInfo | None]
     default_voice: str = "joe"
     max_text_chars: int = 5000
+    line_ttl_ms: float = 8000.0  # a ``line`` with no ``ttl_ms``
     new_stream_id: Callable[[], str] = field(default=lambda: "")
     # Why a known voice cannot speak here (e.g. a clone with no model for it), else None.
     unavailable: Callable[[str], str | None] = field(default=lambda _id: None)
@@ -374,6 +400,7 @@ class SessionProtocol:
     _chars: int = 0
     _request: StartRequest | None = None
     _text_map: TextMap | None = None  # with word timestamps only
+    _lines: int = 0  # lines received (server-made ids)
 
     @property
     def request(self) -> StartRequest | None:
@@ -402,10 +429,12 @@ class SessionProtocol:
             "flush": self._on_flush,
             "end": self._on_end,
             "cancel": self._on_cancel,
+            "line": self._on_line,
+            "clear": self._on_clear,
         }.get(kind if isinstance(kind, str) else "")
         if handler is None:
             return [SendError("unknown_type", f"unknown message type {kind!r}; expected "
-                              "start, text, flush, end or cancel")]  # fmt: skip
+                              "start, text, flush, end, cancel, line or clear")]  # fmt: skip
         try:
             return handler(msg)
         except ProtocolError as exc:
@@ -421,6 +450,13 @@ class SessionProtocol:
             raise ProtocolError(
                 "already_started", "an utterance is in progress; send end or cancel first"
             )
+        request, started = self._build_start(msg, self.new_stream_id())
+        return [self._begin(request, started)]
+
+    def _build_start(
+        self, msg: dict[str, Any], stream_id: str
+    ) -> tuple[StartRequest, dict[str, Any]]:
+        """A validated ``start`` (no state change) and its ``started`` event."""
         voice_id = voice_field(msg, self.default_voice)
         reference = msg.get("reference_audio")
         if reference is not None and (not isinstance(reference, str) or not reference):
@@ -445,13 +481,9 @@ class SessionProtocol:
         words = bool_field(msg, "word_timestamps")
         cache = bool_field(msg, "cache", True)
         request = StartRequest(
-            info, controls, fmt, timestamps, self.new_stream_id(),
+            info, controls, fmt, timestamps, stream_id,
             word_timestamps=words and info.word_timestamps, cache=cache,
         )  # fmt: skip
-        self._reset()
-        self._request = request
-        self._text_map = TextMap() if request.word_timestamps else None
-        self.state = "open"
         started = {
             "type": "started",
             "stream_id": request.stream_id,
@@ -463,7 +495,77 @@ class SessionProtocol:
         }
         if words:  # asked: say whether this voice gives them
             started["word_timestamps"] = info.word_timestamps
-        return [BeginUtterance(request, started)]
+        return request, started
+
+    def _begin(self, request: StartRequest, started: dict[str, Any]) -> BeginUtterance:
+        self._reset()
+        self._request = request
+        self._text_map = TextMap() if request.word_timestamps else None
+        self.state = "open"
+        return BeginUtterance(request, started)
+
+    # -- lines (danmaku queue) ----------------------------------------------------------
+    def _on_line(self, msg: dict[str, Any]) -> list[Action]:
+        text = msg.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise ProtocolError("bad_value", "'text' must be a non-empty string")
+        if len(text) > self.max_text_chars:
+            raise ProtocolError(
+                "text_too_long", f"a line is at most {self.max_text_chars} characters"
+            )
+        line_id = msg.get("id")
+        if line_id is None:
+            self._lines += 1
+            line_id = f"line_{self._lines}"
+        elif not isinstance(line_id, str) or not line_id or len(line_id) > MAX_LINE_ID_CHARS:
+            raise ProtocolError(
+                "bad_value", f"'id' must be a non-empty string of at most {MAX_LINE_ID_CHARS} "
+                "characters",
+            )  # fmt: skip
+        priority = _integer(msg, "priority", 0, code="bad_value", name="priority")
+        if abs(priority) > MAX_LINE_PRIORITY:
+            raise ProtocolError(
+                "bad_value",
+                f"'priority' must be from {-MAX_LINE_PRIORITY} to {MAX_LINE_PRIORITY}",
+            )
+        ttl_ms = _number(msg, "ttl_ms", self.line_ttl_ms, 1.0, MAX_LINE_TTL_MS)
+        if msg.get("reference_audio") is not None:
+            raise ProtocolError(
+                "bad_value", "'reference_audio' is not taken in a line (use a cloned voice id)"
+            )
+        fields = {k: v for k, v in msg.items() if k not in _LINE_ONLY}
+        self._build_start(fields, "")  # checked now; spoken later with these fields
+        return [EnqueueLine(line_id, text, priority, ttl_ms / 1000.0, fields)]
+
+    def _on_clear(self, msg: dict[str, Any]) -> list[Action]:
+        return [ClearLines()]
+
+    def start_line(
+        self, line_id: str, text: str, fields: dict[str, Any], speed_factor: float = 1.0
+    ) -> list[Action]:
+        """Begin a queued line as a whole utterance (start, its text, end) when idle.
+
+        Its speed is the line's own times ``speed_factor`` (at most 2), for voices that take
+        ``speed``; ``started`` carries the line's ``id`` and that ``speed``. The protocol is
+        left ``ending``: a client ``text`` meanwhile gets ``already_ended``."""
+        if self.state != "idle":
+            return [SendError("already_started", "an utterance is in progress")]
+        try:
+            request, started = self._build_start(fields, self.new_stream_id())
+        except ProtocolError as exc:  # e.g. the voice was deleted while the line waited
+            return [SendError(exc.code, exc.message)]
+        speed = request.controls.speed
+        if "speed" in request.voice.controls and speed_factor != 1.0:
+            speed = round(min(2.0, speed * speed_factor), 3)
+            request = replace(request, controls=replace(request.controls, speed=speed))
+        started = {**started, "id": line_id, "speed": speed}
+        actions: list[Action] = [self._begin(request, started)]
+        try:
+            actions += self._on_text({"text": text})
+        except ProtocolError as exc:
+            actions.append(SendError(exc.code, exc.message))
+        actions += self._on_end({})
+        return actions
 
     def _require_open(self, what: str) -> None:
         if self.state == "idle":

@@ -16,6 +16,11 @@ sent if the client reads again within a second, else the socket is left to close
 for the transport's buffer to drain below its high-water mark (uvicorn), so what the server
 holds for one stream is bounded by that mark (64 KiB) plus one frame, never the whole utterance.
 On drain (:mod:`emostream.transport.drain`) a connection gets ``shutting_down`` and 1001.
+
+Lines (``line``: danmaku, chat) wait in a per-connection
+:class:`~emostream.transport.line_queue.LineQueue`; one task per connection (made at the first
+``line``) reports expiries as they happen and starts the next line whenever the socket is idle.
+Waiting lines are dropped (``cleared``) on shutdown.
 """
 
 from __future__ import annotations
@@ -38,11 +43,14 @@ from emostream.transport.errors import error
 from emostream.transport.guard import principal_of, voice_visible
 from emostream.transport.http import clone_unavailable
 from emostream.transport.limits import KeyLimits, LimitExceeded, StreamPermit
+from emostream.transport.line_queue import Dropped, Line, LineQueue
 from emostream.transport.protocol import (
     Action,
     BeginUtterance,
     CancelUtterance,
+    ClearLines,
     EndOfInput,
+    EnqueueLine,
     ProtocolError,
     QueueSegments,
     SegmentSource,
@@ -92,6 +100,7 @@ class _Utterance:
     sources: list[SegmentSource] = field(default_factory=list)  # one per queued segment
     words: list[dict[str, Any]] = field(default_factory=list)  # every word announced
     sent_samples: int = 0  # audio samples in the binary frames sent (output rate)
+    line_id: str | None = None  # a queued line's id (echoed in ``done``)
 
     def place_words(self, body: dict[str, Any]) -> dict[str, Any]:
         """A ``words`` event with its character offsets moved from the segment's text to the
@@ -132,6 +141,7 @@ class StreamConnection:
             lookup_voice=self._lookup,
             default_voice=service.settings.default_voice,
             max_text_chars=service.settings.max_text_chars,
+            line_ttl_ms=service.settings.line_ttl_ms,
             new_stream_id=service.new_stream_id,
             unavailable=self._unavailable,
         )
@@ -143,6 +153,9 @@ class StreamConnection:
         self._stalled = False
         self._shutting = False
         self._unsent_done: dict[str, Any] | None = None
+        self._lines: LineQueue | None = None  # made at the first line
+        self._lines_task: asyncio.Task[None] | None = None
+        self._lines_wake = asyncio.Event()
 
     # -- voices this caller may use ---------------------------------------------------
     def _lookup(self, voice_id: str) -> VoiceInfo | None:
@@ -165,6 +178,9 @@ class StreamConnection:
         if self._shutting:
             return
         self._shutting = True
+        await self._stop_lines()
+        if self._lines is not None and len(self._lines):
+            await self._report_lines(self._lines.clear(time.monotonic()))
         await self._send_error(SHUTTING_DOWN, "the server is shutting down; reconnect shortly")
         await self._stop_task()
         await self._close(GOING_AWAY, SHUTTING_DOWN)
@@ -219,6 +235,7 @@ class StreamConnection:
             if receiving is not None and not receiving.done():
                 receiving.cancel()
             self.drain.connections.discard(self)
+            await self._stop_lines()
             if self._stop.done() and self._stop.result() == SHUTTING_DOWN:
                 await self.shut_down()
             await self._stop_task()
@@ -282,9 +299,11 @@ class StreamConnection:
         if oversized is not None:
             return [SendError(oversized.code, oversized.message)]
         kind = msg.get("type")
-        if kind == "start" and self.drain.draining:
+        if kind in ("start", "line") and self.drain.draining:
             return [SendError(SHUTTING_DOWN, "the server is shutting down; no new utterances")]
-        if kind == "text" and self.protocol.state == "open" and isinstance(msg.get("text"), str):
+        if (kind == "text" and self.protocol.state == "open" or kind == "line") and isinstance(
+            msg.get("text"), str
+        ):
             try:
                 self.limits.charge_chars(self.principal, len(msg["text"]))
             except LimitExceeded as exc:
@@ -338,32 +357,57 @@ class StreamConnection:
                 self._utt.queue.put_nowait(_END)
         elif isinstance(action, CancelUtterance):
             await self._stop_task()  # done(cancelled=True) follows, from the task or from here
+        elif isinstance(action, EnqueueLine):
+            await self._enqueue_line(action)
+        elif isinstance(action, ClearLines):
+            if self._lines is None:
+                self._lines = self._new_line_queue()
+            await self._report_lines(self._lines.clear(time.monotonic()))
+            self._lines_wake.set()
 
-    async def _begin(self, action: BeginUtterance) -> None:
+    async def _begin(
+        self, action: BeginUtterance, line_id: str | None = None, then: list[Action] | None = None
+    ) -> None:
+        """Admit and start an utterance; ``then``: a queued line's segments and end, queued
+        before anything is awaited (nothing a client sends meanwhile can reach them)."""
         req = action.request
         voice = self.service.voice(req.voice.id)
+        refused: SendError | None = None
+        permit: StreamPermit | None = None
         if voice is None:
+            refused = SendError("unknown_voice", f"voice {req.voice.id!r} is gone")
+        else:
+            try:
+                permit = self.limits.open_stream(self.principal)
+            except LimitExceeded as exc:
+                refused = SendError(exc.code, exc.message)
+        if permit is not None:
+            try:
+                slot = self.service.admit()  # before started: a refused start gets only the error
+            except Busy as exc:
+                permit.release()
+                refused = SendError("busy", f"{exc}; retry shortly")
+        if refused is not None or voice is None or permit is None:
             self.protocol.utterance_finished()
-            await self._apply(SendError("unknown_voice", f"voice {req.voice.id!r} is gone"))
-            return
-        try:
-            permit = self.limits.open_stream(self.principal)
-        except LimitExceeded as exc:
-            self.protocol.utterance_finished()
-            await self._apply(SendError(exc.code, exc.message))
-            return
-        try:
-            slot = self.service.admit()  # before started: a refused start gets only the error
-        except Busy as exc:
-            permit.release()
-            self.protocol.utterance_finished()
-            await self._send_json(
-                {"type": "error", "code": "busy", "message": f"{exc}; retry shortly"}
-            )
+            refused = refused or SendError("internal", "the utterance could not start")
+            if refused.code != "busy":  # (busy is not counted as an error, as before)
+                self.service.metrics.errors.labels(refused.code).inc()
+            event = refused.event if line_id is None else {**refused.event, "id": line_id}
+            await self._send_json(event)
             return
         utt = _Utterance(req, slot, permit, report_sent="word_timestamps" in action.started_event)
+        utt.line_id = line_id
         self._utt = utt
+        for item in then or ():
+            if isinstance(item, QueueSegments):
+                utt.sources.extend(item.sources)
+                for text in item.texts:
+                    utt.queue.put_nowait(text)
+            elif isinstance(item, EndOfInput):
+                utt.queue.put_nowait(_END)
         await self._send_json(action.started_event)
+        if utt.done_sent:  # a line's start, cancelled while started was being sent
+            return
         request = UtteranceRequest(
             voice=voice,
             controls=req.controls,
@@ -441,6 +485,8 @@ class StreamConnection:
         done = (stats or UtteranceStats()).as_done(utt.req.fmt.sample_rate, cancelled=cancelled)
         if utt.report_sent:
             done.update(utt.sent_report())
+        if utt.line_id is not None:
+            done["id"] = utt.line_id
         if self._stalled:
             self._unsent_done = done  # follows the slow_reader error, if the client reads again
         else:
@@ -448,6 +494,93 @@ class StreamConnection:
         self._last_activity = time.monotonic()
         if self.drain.draining:  # finished during a drain: the loop shuts this connection
             self._request_stop(SHUTTING_DOWN)
+        self._lines_wake.set()  # the next line, if any, may start
+
+    # -- lines (danmaku queue) ----------------------------------------------------------
+    def _new_line_queue(self) -> LineQueue:
+        settings = self.service.settings
+        return LineQueue(
+            max_lines=max(1, settings.line_queue_max),
+            max_speed=max(1.0, settings.line_queue_max_speed),
+        )
+
+    async def _enqueue_line(self, action: EnqueueLine) -> None:
+        if self._lines is None:
+            self._lines = self._new_line_queue()
+        now = time.monotonic()
+        line = Line(action.id, action.text, action.priority, action.ttl_s, fields=action.fields)
+        await self._report_lines(self._lines.push(line, now))
+        if self._lines_task is None:
+            self._lines_task = asyncio.create_task(self._run_lines(self._lines))
+        self._lines_wake.set()
+
+    async def _report_lines(self, dropped: list[Dropped]) -> None:
+        """``line_dropped`` for each line dropped, then the ``queue`` status."""
+        for gone in dropped:
+            await self._send_json(gone.event)
+        if self._lines is not None:
+            await self._send_json(self._lines.status(time.monotonic()))
+
+    def _line_may_start(self) -> bool:
+        return (
+            self._utt is None
+            and self.protocol.state == "idle"
+            and not self._shutting
+            and not self._stalled
+            and not self._stop.done()
+            and not self.drain.draining
+        )
+
+    async def _run_lines(self, queue: LineQueue) -> None:
+        """Report expiries when they fall due; start the next line whenever idle."""
+        while True:
+            self._lines_wake.clear()
+            try:
+                await self._step_lines(queue)
+            except Exception:  # a bug must not stop the queue (nor take the connection down)
+                log.exception("line queue step failed")
+            due = queue.next_expiry()
+            timeout = None if due is None else max(0.001, due - time.monotonic())
+            try:
+                async with asyncio.timeout(timeout):
+                    await self._lines_wake.wait()
+            except TimeoutError:
+                pass
+
+    async def _step_lines(self, queue: LineQueue) -> None:
+        now = time.monotonic()
+        expired = queue.expire(now)
+        if expired:
+            await self._report_lines(expired)
+        if not self._line_may_start() or not len(queue):
+            return
+        line, dropped = queue.pop(time.monotonic())
+        if line is None:
+            await self._report_lines(dropped)
+            return
+        # Synchronous up to _begin's first await: the protocol leaves idle before a client
+        # message can be handled.
+        actions = self.protocol.start_line(line.id, line.text, line.fields, queue.speed())
+        first, rest = actions[0], actions[1:]
+        if isinstance(first, BeginUtterance):
+            await self._begin(first, line.id, rest)
+        else:  # refused before anything changed (e.g. its voice was deleted meanwhile)
+            if isinstance(first, SendError):
+                self.service.metrics.errors.labels(first.code).inc()
+                await self._send_json({**first.event, "id": line.id})
+        for action in rest:
+            if isinstance(action, SendError):
+                await self._apply(action)
+        await self._report_lines(dropped)
+
+    async def _stop_lines(self) -> None:
+        task, self._lines_task = self._lines_task, None
+        if task is not None and not task.done() and task is not asyncio.current_task():
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
 
     async def _stop_task(self) -> None:
         """Stop the current utterance (cancel, disconnect) and see its ``done`` sent."""
