@@ -27,7 +27,7 @@ from typing import Any
 
 from emostream.engine.metrics import Metrics
 from emostream.engine.phrase import Phrase, decode_phrase
-from emostream.voices.cache import make_redis_client
+from emostream.voices.cache import RedisGuard, close_redis, make_redis_client
 
 log = logging.getLogger(__name__)
 
@@ -79,11 +79,10 @@ class PhraseCache:
         self.max_entry_bytes = max_entry_bytes
         self.ttl_s = ttl_s
         self.namespace = namespace
-        self.retry_after_s = retry_after_s
         self.stats = PhraseCacheStats()
         self.metrics = metrics
-        self._clock = clock
-        self._down_until = 0.0
+        self._guard = RedisGuard(label="phrase cache", on_fallback=self._fallback,
+                                 retry_after_s=retry_after_s, clock=clock)  # fmt: skip
         self._entries: OrderedDict[str, tuple[Phrase, tuple[str, ...]]] = OrderedDict()
         self._prefixes: dict[str, int] = {}
         self._bytes = 0
@@ -213,43 +212,22 @@ class PhraseCache:
     # -- redis, guarded ------------------------------------------------------------------------
 
     async def _write(self, key: str, phrase: Phrase, prefixes: Sequence[str]) -> None:
-        if not self._redis_up():
-            return
-        try:
+        async def write() -> None:
             async with self._redis.pipeline(transaction=False) as pipe:
                 pipe.set(self.namespace + key, phrase.encode(), ex=self.ttl_s)
                 for p in prefixes:
                     pipe.set(self.namespace + "p:" + p, b"1", ex=self.ttl_s)
                 await pipe.execute()
-        except Exception as exc:  # noqa: BLE001 - any Redis trouble means "serve without it"
-            self._fallback(exc)
+
+        await self._guard.run(write)
 
     async def _guarded(self, op: str, key: str) -> Any:
-        if not self._redis_up():
-            return None
-        try:
-            return await getattr(self._redis, op)(key)
-        except Exception as exc:  # noqa: BLE001 - as above
-            self._fallback(exc)
-            return None
+        return await self._guard.run(lambda: getattr(self._redis, op)(key))
 
-    def _redis_up(self) -> bool:
-        if self._clock() >= self._down_until:
-            return True
-        self._fallback(None)
-        return False
-
-    def _fallback(self, exc: BaseException | None) -> None:
+    def _fallback(self) -> None:
         self.stats.fallbacks += 1
         if self.metrics is not None:
             self.metrics.phrase_cache_fallbacks.inc()
-        if exc is not None:
-            if self._clock() >= self._down_until:
-                log.warning(
-                    "phrase cache: redis unavailable (%s: %s); in-process only for %.0f s",
-                    type(exc).__name__, exc, self.retry_after_s,
-                )  # fmt: skip
-            self._down_until = self._clock() + self.retry_after_s
 
     async def close(self) -> None:
         """Finish background writes (briefly) and close the Redis client."""
@@ -257,8 +235,4 @@ class PhraseCache:
             await asyncio.wait(set(self._writes), timeout=1.0)
         for task in list(self._writes):
             task.cancel()
-        if self._redis is not None:
-            try:
-                await self._redis.aclose()
-            except Exception:
-                log.debug("error closing the phrase-cache redis client", exc_info=True)
+        await close_redis(self._redis)

@@ -100,6 +100,61 @@ def decode_vector(raw: bytes, dim: int) -> FloatArray | None:
     return np.frombuffer(raw, dtype="<f4").astype(np.float32)
 
 
+T = TypeVar("T")
+
+
+class RedisGuard:
+    """Keeps an optional Redis off the failure path, for every cache that uses one.
+
+    :meth:`run` awaits one Redis call and answers None instead of raising; after an error Redis
+    is left alone for ``retry_after_s`` (calls then answer None at once), so a dead Redis costs
+    one timeout per window, not one per request. Every call that failed or was skipped calls
+    ``on_fallback`` (the owner's counters); the first error of a window is logged as ``label``."""
+
+    def __init__(
+        self,
+        *,
+        label: str,
+        on_fallback: Callable[[], None],
+        retry_after_s: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.label = label
+        self.retry_after_s = retry_after_s
+        self._on_fallback = on_fallback
+        self._clock = clock
+        self._down_until = 0.0
+
+    @property
+    def up(self) -> bool:
+        return self._clock() >= self._down_until
+
+    async def run(self, call: Callable[[], Awaitable[T]]) -> T | None:
+        if not self.up:
+            self._on_fallback()
+            return None
+        try:
+            return await call()
+        except Exception as exc:  # noqa: BLE001 - any Redis trouble means "serve without it"
+            self._on_fallback()
+            if self.up:
+                log.warning(
+                    "%s: redis unavailable (%s: %s); in-process only for %.0f s",
+                    self.label, type(exc).__name__, exc, self.retry_after_s,
+                )  # fmt: skip
+            self._down_until = self._clock() + self.retry_after_s
+            return None
+
+
+async def close_redis(client: Any) -> None:
+    """Close a ``redis.asyncio`` client (None: nothing), never raising."""
+    if client is not None:
+        try:
+            await client.aclose()
+        except Exception:
+            log.debug("error closing a redis client", exc_info=True)
+
+
 class EmbeddingCache:
     """Two-level embedding cache. All methods are coroutines and never raise for Redis trouble."""
 
@@ -119,11 +174,10 @@ class EmbeddingCache:
         self.dim = dim
         self.ttl_s = ttl_s
         self.namespace = namespace
-        self.retry_after_s = retry_after_s
         self.stats = CacheStats()
         self._lru: LRU[FloatArray] = LRU(lru_size)
-        self._clock = clock
-        self._down_until = 0.0
+        self._guard = RedisGuard(label="embedding cache", on_fallback=self._fallback,
+                                 retry_after_s=retry_after_s, clock=clock)  # fmt: skip
         self._inflight: dict[str, asyncio.Future[FloatArray]] = {}
         self._redis: Any = None
         if redis_url:
@@ -149,7 +203,7 @@ class EmbeddingCache:
 
     @property
     def redis_up(self) -> bool:
-        return self._redis is not None and self._clock() >= self._down_until
+        return self._redis is not None and self._guard.up
 
     def key(self, version: str, sha256: str) -> str:
         return f"{self.namespace}{version}:{sha256}"
@@ -166,45 +220,22 @@ class EmbeddingCache:
         if self._lookups is not None:
             self._lookups.labels(result=result).inc()
 
-    def _fallback(self, exc: BaseException | None) -> None:
+    def _fallback(self) -> None:
         self.stats.fallbacks += 1
         if self._fallbacks is not None:
             self._fallbacks.inc()
-        if exc is not None:
-            if self._clock() >= self._down_until:
-                log.warning(
-                    "redis unavailable (%s: %s); using the in-process cache for %.0f s",
-                    type(exc).__name__,
-                    exc,
-                    self.retry_after_s,
-                )
-            self._down_until = self._clock() + self.retry_after_s
 
     # -- redis, guarded ------------------------------------------------------------------------
 
     async def _redis_get(self, key: str) -> bytes | None:
         if self._redis is None:
             return None
-        if not self.redis_up:
-            self._fallback(None)
-            return None
-        try:
-            raw = await self._redis.get(key)
-        except Exception as exc:  # noqa: BLE001 - any Redis trouble means "serve without it"
-            self._fallback(exc)
-            return None
+        raw = await self._guard.run(lambda: self._redis.get(key))
         return raw if isinstance(raw, bytes) else None
 
     async def _redis_set(self, key: str, value: bytes) -> None:
-        if self._redis is None:
-            return
-        if not self.redis_up:
-            self._fallback(None)
-            return
-        try:
-            await self._redis.set(key, value, ex=self.ttl_s)
-        except Exception as exc:  # noqa: BLE001 - as above
-            self._fallback(exc)
+        if self._redis is not None:
+            await self._guard.run(lambda: self._redis.set(key, value, ex=self.ttl_s))
 
     # -- public API ----------------------------------------------------------------------------
 
@@ -269,11 +300,7 @@ class EmbeddingCache:
             return False
 
     async def close(self) -> None:
-        if self._redis is not None:
-            try:
-                await self._redis.aclose()
-            except Exception:
-                log.debug("error closing the redis client", exc_info=True)
+        await close_redis(self._redis)
 
 
 def make_redis_client(url: str, timeout_s: float) -> Any:
