@@ -53,13 +53,13 @@ from emostream.transport.protocol import (
     EnqueueLine,
     ProtocolError,
     QueueSegments,
-    SegmentSource,
     SendError,
     SessionProtocol,
     StartRequest,
     frame_too_large,
     load_message,
 )
+from emostream.transport.text_sources import SegmentSource
 from emostream.voices.base import VoiceInfo
 from emostream.voices.clip import ClipError
 
