@@ -18,8 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import platform
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -32,6 +30,7 @@ import numpy.typing as npt
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "server"))
 
+from emostream.bench.first_audio import host_info
 from emostream.config import Settings
 from emostream.engine.oneshot import synthesize
 from emostream.train import sentences
@@ -93,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": "python bench/speech_onset.py "
         + " ".join(sys.argv[1:] if argv is None else argv),
-        "host": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count()},
+        "host": host_info(),
         "git_commit": _git_commit(),
         "speech_threshold": f"frame RMS > 95th percentile - {FLOOR_DB} dB (10 ms frames)",
         "voices": {},
