@@ -30,6 +30,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from emostream.models import checkpoint
 from emostream.models.acoustic_onnx import Prosody
 from emostream.models.mel import silence_level
 from emostream.text.emotion import EMOTIONS
@@ -315,10 +316,10 @@ class AcousticModel(nn.Module):
         torch.save({"config": asdict(self.config), "model": state, **(extra or {})}, str(path))
 
     @classmethod
-    def load(cls, path: str | Path, *, map_location: str = "cpu") -> AcousticModel:
+    def load(cls, path: str | Path) -> AcousticModel:
         """A checkpoint :meth:`save` wrote, or a shipped ONNX file :meth:`export_onnx` wrote
         (its initializers are this module's ``state_dict``), as float32 in eval mode."""
-        blob = read_checkpoint(path, map_location=map_location)
+        blob = read_checkpoint(path)
         model = cls(AcousticConfig.from_dict(blob["config"]))
         model.load_state_dict(
             {k: v.float() if v.is_floating_point() else v for k, v in blob["model"].items()}
@@ -406,19 +407,11 @@ class _InferWrapper(nn.Module):
 ONNX_PREFIX = "model."  # _InferWrapper holds the model as .model
 
 
-def read_checkpoint(path: str | Path, *, map_location: str = "cpu") -> dict[str, Any]:
-    """``{"config", "model", ...}`` from a torch checkpoint or a shipped ONNX export (its
-    metadata: config, step ...; its initializers: the weights, as stored)."""
-    if Path(path).suffix != ".onnx":
-        blob: dict[str, Any] = torch.load(str(path), map_location=map_location, weights_only=False)
-        return blob
-    from emostream.models import onnx_weights
-
-    info, state = onnx_weights.read_export(path, prefix=ONNX_PREFIX)
-    out: dict[str, Any] = {k: v for k, v in info.items() if k != onnx_weights.CONFIG_KEY}
-    out["config"] = info[onnx_weights.CONFIG_KEY]
-    out["model"] = {k: torch.from_numpy(v.copy()) for k, v in state.items()}
-    return out
+def read_checkpoint(path: str | Path) -> dict[str, Any]:
+    """``{"config", "model", ...}`` from a torch checkpoint or the shipped ONNX export
+    (:func:`emostream.models.checkpoint.read_checkpoint`; the export's weights sit under
+    :data:`ONNX_PREFIX`)."""
+    return checkpoint.read_checkpoint(path, prefix=ONNX_PREFIX)
 
 
 def controls_tensor(p: Prosody, batch: int = 1) -> torch.Tensor:

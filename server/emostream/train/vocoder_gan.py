@@ -51,6 +51,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.parametrizations import weight_norm
 
+from emostream.models.checkpoint import read_checkpoint
 from emostream.models.lite_vocoder import LiteVocoder, LiteVocoderConfig
 from emostream.models.mel import MelConfig, mel_filterbank
 from emostream.train.corpus import MEL_HI, MEL_LO, read_shard
@@ -385,22 +386,6 @@ def _feature_matching(
     return total
 
 
-def read_init(path: Path) -> dict[str, Any]:
-    """A shipped generator as ``{"config", "model", "step", ...}``: the ``lite_vocoder_fp16.pt``
-    :meth:`LiteVocoder.save` wrote, or the ``.onnx`` export (weights by ``state_dict`` name,
-    config and step in its metadata; needs the ``onnx`` package)."""
-    if path.suffix != ".onnx":
-        blob: dict[str, Any] = torch.load(path, map_location="cpu", weights_only=True)
-        return blob
-    from emostream.models import onnx_weights
-
-    info, state = onnx_weights.read_export(path)
-    out = {k: v for k, v in info.items() if k != onnx_weights.CONFIG_KEY}
-    out["config"] = info[onnx_weights.CONFIG_KEY]
-    out["model"] = {k: torch.from_numpy(v.astype(np.float32)) for k, v in state.items()}
-    return out
-
-
 def train(
     corpus: Path | Sequence[Path],
     out: Path,
@@ -444,7 +429,7 @@ def train(
         state = torch.load(ckpt, map_location="cpu", weights_only=False)
         gen_cfg = LiteVocoderConfig.from_dict(state["config"])
     elif init is not None:
-        warm = read_init(init)
+        warm = read_checkpoint(init, weights_only=True)  # lite_vocoder_fp16.pt or shipped .onnx
         gen_cfg = LiteVocoderConfig.from_dict(warm["config"])
     else:
         gen_cfg = LiteVocoderConfig.from_dict(gc.generator)
