@@ -360,9 +360,7 @@ class StreamConnection:
         elif isinstance(action, EnqueueLine):
             await self._enqueue_line(action)
         elif isinstance(action, ClearLines):
-            if self._lines is None:
-                self._lines = self._new_line_queue()
-            await self._report_lines(self._lines.clear(time.monotonic()))
+            await self._report_lines(self._line_queue().clear(time.monotonic()))
             self._lines_wake.set()
 
     async def _begin(
@@ -497,21 +495,23 @@ class StreamConnection:
         self._lines_wake.set()  # the next line, if any, may start
 
     # -- lines (danmaku queue) ----------------------------------------------------------
-    def _new_line_queue(self) -> LineQueue:
-        settings = self.service.settings
-        return LineQueue(
-            max_lines=max(1, settings.line_queue_max),
-            max_speed=max(1.0, settings.line_queue_max_speed),
-        )
+    def _line_queue(self) -> LineQueue:
+        """This connection's line queue, made at its first ``line`` or ``clear``."""
+        if self._lines is None:
+            settings = self.service.settings
+            self._lines = LineQueue(
+                max_lines=max(1, settings.line_queue_max),
+                max_speed=max(1.0, settings.line_queue_max_speed),
+            )
+        return self._lines
 
     async def _enqueue_line(self, action: EnqueueLine) -> None:
-        if self._lines is None:
-            self._lines = self._new_line_queue()
+        queue = self._line_queue()
         now = time.monotonic()
         line = Line(action.id, action.text, action.priority, action.ttl_s, fields=action.fields)
-        await self._report_lines(self._lines.push(line, now))
+        await self._report_lines(queue.push(line, now))
         if self._lines_task is None:
-            self._lines_task = asyncio.create_task(self._run_lines(self._lines))
+            self._lines_task = asyncio.create_task(self._run_lines(queue))
         self._lines_wake.set()
 
     async def _report_lines(self, dropped: list[Dropped]) -> None:
