@@ -19,7 +19,9 @@
 #   vocbench 2 (bench/results/acoustic/2026-12-03-h200-v03-window2.md). Warm starts read the
 #   shipped .onnx files (stage b installs the onnx wheel that `prepare` downloads). The device
 #   tool returns at most 8 files a call: fetch the summaries/logs in a second call.
-# Window 3 (next): SEED=4, same speaker mix, same calls; warm from v0.3 and lite v0.2.
+# Window 3 (2026-12-03 session 6): SEED=4, same speaker mix, same calls; warm from v0.3 and
+#   lite v0.2; the light vocoder now also learns on the acoustic model's own mels
+#   (student_mels → corpus_pred) and keeps its best held-out generator (voc/best_fp16.pt).
 # Light vocoder v0.1 (2026-12-03): HIDE_CORPUS=0 hide; vstart 900; watch 520; collect 345;
 #   vocbench 2 (bench/results/vocoder/2026-12-03-h200-lite-vocoder.md).
 #
@@ -122,8 +124,14 @@ start)
     for f in models/vocoder/emostream-lite-vocoder-*.onnx; do
       [ -f "$f" ] && cp "$f" $W/lite_init.onnx && INITV="--init lite_init.onnx"
     done
-    VOC="python3 -m emostream.train.vocoder_gan --corpus corpus --out voc --budget $TRAIN"
-    VOC="$VOC --follow --device cuda --teacher hifigan_v1_fp16.pt $INITV > logs/vocoder.log 2>&1 &"
+    # ... and on the acoustic model's own mels (the warm-start model, free-running, as
+    # served: emostream.train.student_mels), half of what it samples once they catch up.
+    VOC="python3 -m emostream.train.student_mels --corpus corpus --model $INITF --out corpus_pred"
+    VOC="$VOC --follow --budget $TRAIN --device cuda > logs/student_mels.log 2>&1 &"
+    VOC="$VOC
+python3 -m emostream.train.vocoder_gan --corpus corpus --corpus corpus_pred --out voc"
+    VOC="$VOC --budget $TRAIN --follow --device cuda --teacher hifigan_v1_fp16.pt $INITV"
+    VOC="$VOC > logs/vocoder.log 2>&1 &"
   fi
   cat > $W/job.sh <<EOF
 export PYTHONPATH=$W/site:$W/server PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
@@ -167,6 +175,7 @@ watch)
   tr '\r' '\n' < $W/logs/train.log | grep -E "eval|epoch|resumed|warm" | tail -4
   tr '\r' '\n' < $W/logs/train.log | tail -1
   grep -E "eval|join" $W/logs/vocoder.log 2>/dev/null | tail -3; tail -1 $W/logs/vocoder.log 2>/dev/null
+  tail -1 $W/logs/student_mels.log 2>/dev/null
   nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader
   mkdir -p "$OUT"; cp $W/logs/parity.json $W/corpus/*summary.json $W/corpus/manifest.json "$OUT"/ 2>/dev/null; true ;;
 collect)
@@ -181,8 +190,9 @@ collect)
   tail -20 $W/logs/render.log > "$OUT/render.log"
   [ -f $W/run/model_fp16.pt ] && split -b 15M $W/run/model_fp16.pt "$OUT/model_fp16.pt."
   if [ -d $W/voc ]; then  # the light vocoder, if it trained alongside
-    cp $W/voc/lite_vocoder_fp16.pt $W/voc/summary-*.json "$OUT"/ 2>/dev/null
-    tail -20 $W/logs/vocoder.log > "$OUT/vocoder.log"
+    cp $W/voc/lite_vocoder_fp16.pt $W/voc/best_fp16.pt $W/voc/summary-*.json "$OUT"/ 2>/dev/null
+    { grep -E "eval|join|warm" $W/logs/vocoder.log; tail -5 $W/logs/vocoder.log
+      tail -3 $W/logs/student_mels.log; } > "$OUT/vocoder.log" 2>/dev/null
   fi
   ls -la "$OUT" ;;
 vocbench)

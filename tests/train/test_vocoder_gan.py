@@ -95,6 +95,12 @@ def test_trains_resumes_and_warm_starts(tiny_corpus: Path, tmp_path: Path) -> No
     for name in ("last.pt", "lite_vocoder_fp16.pt", "summary-0000004.json"):
         assert (run / name).exists(), name
     assert json.loads((run / "summary-0000004.json").read_text())["step"] == 4
+    # The best held-out generator since the GAN joined (evaluations at steps 0, 3 and 4;
+    # step 0 is before the GAN and does not count).
+    assert first["best"]["step"] in (3, 4)
+    assert first["best"]["mel_l1"] == min(h["mel_l1"] for h in first["history"] if h["step"] >= 3)
+    best = torch.load(run / "best_fp16.pt", map_location="cpu", weights_only=False)
+    assert best["step"] == first["best"]["step"]
     state = torch.load(run / "last.pt", map_location="cpu", weights_only=False)
     assert {"gen", "disc", "opt_g", "opt_d"} <= set(state) and state["opt_d"]["state"]
 

@@ -24,7 +24,8 @@ window is thus ~3k warm-up + ~9k GAN steps.
 
 Files in ``--out``: ``last.pt`` (generator, discriminators, optimisers, step; written every
 ``save_every`` steps and at the end; a run with the same ``--out`` resumes from it),
-``lite_vocoder_fp16.pt`` (the shippable generator, ~9 MB), ``summary-<step>.json`` (steps,
+``lite_vocoder_fp16.pt`` (the shippable generator, ~9 MB), ``best_fp16.pt`` (the same at its
+lowest held-out mel L1 since the GAN joined), ``summary-<step>.json`` (steps,
 losses, held-out distances of student vs V1 on fixed segments, speed). ``--init`` warm-starts
 the generator from a shipped ``lite_vocoder_fp16.pt`` or ``.onnx`` (fresh optimisers) when
 ``last.pt`` is absent.
@@ -507,11 +508,24 @@ def train(
         (out / "last.tmp").replace(ckpt)
         gen.save(out / "lite_vocoder_fp16.pt", extra=extra)
 
+    best: dict[str, float] = {}
+
+    def keep_best(ev: dict[str, float]) -> None:
+        """``best_fp16.pt``: the generator at its lowest held-out mel L1 once the GAN is on
+        (the GAN's evaluations swing from one to the next; before it, a lower L1 is the
+        buzzier regression-only generator)."""
+        if not ev or gan_from < 0 or (best and ev["mel_l1"] >= best["mel_l1"]):
+            return
+        best.clear()
+        best.update({"step": step, **ev})
+        gen.save(out / "best_fp16.pt", extra={"step": step, "gan_from": gan_from, "eval": ev})
+
     pool.start()
     history: list[dict[str, float]] = []
     losses: dict[str, float] = {}
     t_log, s_log = time.monotonic(), step
     first_eval = evaluate()
+    keep_best(first_eval)
     if first_eval:
         history.append({"step": step, **first_eval})
         log.info(
@@ -585,6 +599,7 @@ def train(
                 t_log, s_log = now, step
             if step % gc.eval_every == 0:
                 ev = evaluate()
+                keep_best(ev)
                 history.append({"step": step, **ev})
                 log.info(
                     "eval step %d: %s", step, json.dumps({k: round(v, 4) for k, v in ev.items()})
@@ -596,6 +611,7 @@ def train(
     if not losses and "parts" in locals():
         losses = {k: float(v) for k, v in parts.items()}
     ev = evaluate()
+    keep_best(ev)
     if ev and (not history or history[-1]["step"] != step):
         history.append({"step": step, **ev})
     save()
@@ -608,6 +624,7 @@ def train(
         "seconds": round(seconds, 1),
         "losses": losses,
         "eval": ev,
+        "best": dict(best),
         "history": history,
         "train_utterances": len(pool),
         "train_frames": pool.frames,
