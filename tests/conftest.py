@@ -56,10 +56,10 @@ class Loopback:
 class ServerThread(Loopback):
     """uvicorn serving an app in a thread, with the same options the CLI uses."""
 
-    def __init__(self, app: object) -> None:
+    def __init__(self, app: object, port: int | None = None) -> None:
         import uvicorn
 
-        self.port = free_port()
+        self.port = port or free_port()
         config = uvicorn.Config(
             app, host="127.0.0.1", port=self.port, loop="asyncio", http="httptools",
             ws="websockets-sansio", ws_per_message_deflate=False, log_level="warning",

@@ -20,6 +20,7 @@ LAYERS: dict[str, int] = {
     "train": 4,
     "transport": 5,
     "cli": 6,
+    "bridge": 6,  # clients of the server run from the CLI (emostream danmaku)
     "__main__": 6,
     "bench": 7,  # user-facing benchmarks only (emostream bench X); the lab is in lab/
 }

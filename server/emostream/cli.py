@@ -1,4 +1,4 @@
-"""Command line: ``emostream serve | say | bench``."""
+"""Command line: ``emostream serve | say | keys | danmaku | bench``."""
 
 from __future__ import annotations
 
@@ -157,6 +157,51 @@ def _say(args: argparse.Namespace) -> int:
     return 0
 
 
+def _danmaku(args: argparse.Namespace) -> int:
+    """``emostream danmaku``: chat lines from stdin or a local socket → ``line`` messages."""
+    from emostream.bridge.danmaku import BridgeOptions, DanmakuBridge, EventLog
+    from emostream.bridge.lines import LineParser, Outbox
+    from emostream.bridge.sinks import OutputFormat, codec_for, format_for_path
+
+    fmt: OutputFormat = args.format or format_for_path(args.output)
+    fields: dict[str, object] = {
+        "format": {"codec": codec_for(fmt), "sample_rate": args.sample_rate},
+    }
+    controls = {
+        "voice": args.voice, "speed": args.speed, "emotion": args.emotion,
+        "intensity": args.intensity, "pitch_shift": args.pitch_shift, "energy": args.energy,
+    }  # fmt: skip
+    fields.update({k: v for k, v in controls.items() if v is not None})
+    if args.no_cache:
+        fields["cache"] = False
+    try:
+        parser = LineParser(ttl_ms=args.ttl_ms, max_chars=args.max_chars, template=args.template)
+    except ValueError as exc:
+        print(f"emostream danmaku: {exc}", file=sys.stderr)
+        return 2
+    options = BridgeOptions(
+        url=args.url, api_key=args.api_key or os.environ.get("EMOSTREAM_API_KEY") or None,
+        fields=fields, listen=args.listen, output_format=fmt, drain=not args.no_drain,
+    )  # fmt: skip
+    events = open(args.events, "a", encoding="utf-8") if args.events else sys.stderr  # noqa: SIM115
+    audio = None
+    try:
+        if args.output == "-":
+            audio = sys.stdout.buffer
+        elif args.output not in (None, "none"):
+            audio = open(args.output, "wb")  # noqa: SIM115 (closed below)
+        bridge = DanmakuBridge(
+            options, parser, Outbox(fields=fields, max_held=args.max_held),
+            emit=EventLog(events), audio=audio,
+        )  # fmt: skip
+        return asyncio.run(bridge.run())
+    finally:
+        if audio is not None and audio is not sys.stdout.buffer:
+            audio.close()
+        if events is not sys.stderr:
+            events.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["bench"]:
@@ -203,7 +248,52 @@ def main(argv: list[str] | None = None) -> int:
     y.add_argument("--speed", type=float, default=1.0)
     y.add_argument("--pitch-shift", type=float, default=0.0)
     y.add_argument("--sample-rate", type=int, default=24000, choices=[16000, 24000, 48000])
+    d = sub.add_parser(
+        "danmaku", help="bridge: chat lines (JSON or text, stdin or a local socket) to a server",
+        description="Read chat lines (JSON objects with text, priority, ttl_ms, id, user; or "
+        "plain text) from stdin or a local socket, speak each as a 'line' on one WebSocket, "
+        "write the audio and log the server's events as JSON lines.",
+    )  # fmt: skip
+    d.add_argument("--url", default="ws://127.0.0.1:8000/v1/stream")
+    d.add_argument("--api-key", default=None, help="default: $EMOSTREAM_API_KEY")
+    d.add_argument(
+        "--listen", default=None, metavar="tcp:HOST:PORT|unix:PATH",
+        help="read lines from clients of this local socket instead of stdin",
+    )  # fmt: skip
+    d.add_argument(
+        "-o", "--output", default=None,
+        help="audio to this file, '-' for stdout, 'none' for none (default: stdout when it "
+        "is not a terminal)",
+    )  # fmt: skip
+    d.add_argument(
+        "--format", choices=["pcm", "wav", "ogg"], default=None,
+        help="raw s16le mono, WAV or Ogg Opus (default: from the output's name, else pcm)",
+    )  # fmt: skip
+    d.add_argument("--sample-rate", type=int, default=24000, choices=[16000, 24000, 48000])
+    d.add_argument("--events", default=None, help="append the event log here (default stderr)")
+    d.add_argument("--voice", default=None)
+    d.add_argument("--speed", type=float, default=None)
+    d.add_argument("--emotion", default=None)
+    d.add_argument("--intensity", type=float, default=None)
+    d.add_argument("--pitch-shift", type=float, default=None)
+    d.add_argument("--energy", type=float, default=None)
+    d.add_argument("--no-cache", action="store_true", help="bypass the server's phrase cache")
+    d.add_argument("--ttl-ms", type=float, default=8000.0, help="a line's TTL if it gives none")
+    d.add_argument(
+        "--template", default="{text}",
+        help="spoken text of a line with a user, e.g. '{user} says {text}'",
+    )  # fmt: skip
+    d.add_argument("--max-chars", type=int, default=500, help="longer lines are skipped")
+    d.add_argument("--max-held", type=int, default=256, help="lines held while disconnected")
+    d.add_argument(
+        "--no-drain", action="store_true",
+        help="at the end of input exit at once (default: once every line is spoken or dropped)",
+    )  # fmt: skip
     args = p.parse_args(argv)
+    if args.cmd == "danmaku":
+        if args.output is None and not sys.stdout.isatty():
+            args.output = "-"
+        return _danmaku(args)
     if args.cmd == "serve":
         return _serve(args)
     if args.cmd == "say":
