@@ -56,8 +56,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from lab.asr import cer, syllable_error
-from lab.quality import prosody, wer, words
+from lab.asr import cer, normalise_zh, syllable_error, toned_syllables
+from lab.quality import edits, prosody, wer, words
 
 log = logging.getLogger(__name__)
 
@@ -286,17 +286,43 @@ def score_row(row: dict[str, Any], lang: str) -> None:
         row["syllable_error"] = round(syllable_error(text, hyp), 4)
 
 
+_TOKENS: dict[str, Callable[[str], list[str]]] = {
+    "wer": words,
+    "cer": lambda t: list(normalise_zh(t)),
+    "syllable_error": toned_syllables,
+}
+
+
+def corpus_rate(rows: list[dict[str, Any]], key: str) -> float:
+    """Edits summed over ``rows`` / reference tokens summed (``key``: wer, cer or
+    syllable_error), rounded like the per-row scores."""
+    tok = _TOKENS[key]
+    pairs = [(tok(r["text"]), tok(r["asr"])) for r in rows]
+    total = sum(len(ref) for ref, _ in pairs)
+    return round(sum(edits(ref, hyp) for ref, hyp in pairs) / max(total, 1), 4)
+
+
 def intelligibility_summary(
     rows: list[dict[str, Any]], speakers: list[str], lang: str
 ) -> dict[str, Any]:
-    """Mean scores per system, per speaker, utterance and perfect counts."""
+    """Scores per system and per speaker, utterance and perfect counts. ``wer`` / ``cer`` /
+    ``syllable_error``: the mean over utterances (how every report before 2026-12-03 session 6
+    was summarised: a one-word line weighs as much as a long one); ``..._corpus``: errors over
+    all utterances / reference tokens over all utterances, the field's definition of WER."""
     keys = ["wer"] if lang == "en" else ["cer", "syllable_error"]
     summary: dict[str, Any] = {}
     for system in sorted({r["system"] for r in rows}):
         mine = [r for r in rows if r["system"] == system]
         summary[system] = {k: _mean([r[k] for r in mine]) for k in keys}
+        summary[system].update({f"{k}_corpus": corpus_rate(mine, k) for k in keys})
         summary[system]["per_speaker"] = {
-            spk: {k: _mean([r[k] for r in mine if r["speaker"] == spk]) for k in keys}
+            spk: {
+                **{k: _mean([r[k] for r in mine if r["speaker"] == spk]) for k in keys},
+                **{
+                    f"{k}_corpus": corpus_rate([r for r in mine if r["speaker"] == spk], k)
+                    for k in keys
+                },
+            }
             for spk in speakers
         }
         summary[system]["utterances"] = len(mine)

@@ -57,24 +57,64 @@ def _whisper_normalizer() -> Callable[[str], str] | None:
     return EnglishTextNormalizer()  # type: ignore[no-any-return]
 
 
+# Written forms of one spoken thing that Whisper's normaliser leaves apart (it maps British to
+# American spelling and spelt numbers to digits, but not these).
+_SPELLINGS = {"alright": ["all", "right"], "ok": ["okay"]}
+_NUMERIC = re.compile(r"[$£€]?\d[\d.,:]*%?")
+_LAUGH = re.compile(r"(?:ha){2,}")
+
+
+def canonical(tokens: list[str]) -> list[str]:
+    """Whisper-normalised words with the normaliser's gaps closed, applied to reference and
+    transcript alike: a run of numbers is one token of its digits ("three, two, one" → "321"
+    but "3, 2, 1" → "3 2 one" in the normaliser, which writes every "one" and "1" as "one";
+    "9:15" / "9.15" / "9 15", "2:47" / "247"),
+    laughter written as one word or several ("hahaha" = "ha ha ha"), and a few spellings
+    of one word (:data:`_SPELLINGS`)."""
+    out: list[str] = []
+    numeric_run = False
+    for tok in tokens:
+        if (
+            _NUMERIC.fullmatch(tok) or tok == "one"
+        ):  # the normaliser keeps "one" (and "1") as a word
+            digits = "1" if tok == "one" else re.sub(r"[.,:]", "", tok)
+            if numeric_run:
+                out[-1] += digits
+            else:
+                out.append(digits)
+            numeric_run = True
+            continue
+        numeric_run = False
+        if _LAUGH.fullmatch(tok):
+            out += ["ha"] * (len(tok) // 2)
+        else:
+            out += _SPELLINGS.get(tok, [tok])
+    return out
+
+
 def words(text: str) -> list[str]:
     norm = _whisper_normalizer()
     if norm is not None:
-        return norm(text).split()
+        return canonical(norm(text).split())
     return [_NUMBERS.get(w, w) for w in _WORD.findall(text.lower().replace("-", " "))]
 
 
-def error_rate(ref: list[str], hyp: list[str]) -> float:
-    """Levenshtein distance between token lists / reference length (WER, CER, ...)."""
-    if not ref:
-        return 0.0 if not hyp else 1.0
+def edits(ref: list[str], hyp: list[str]) -> int:
+    """Levenshtein distance between token lists (substitutions, deletions, insertions)."""
     prev = list(range(len(hyp) + 1))
     for i, r in enumerate(ref, 1):
         cur = [i] + [0] * len(hyp)
         for j, h in enumerate(hyp, 1):
             cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (r != h))
         prev = cur
-    return prev[-1] / len(ref)
+    return prev[-1]
+
+
+def error_rate(ref: list[str], hyp: list[str]) -> float:
+    """:func:`edits` / reference length (WER, CER, ... of one utterance)."""
+    if not ref:
+        return 0.0 if not hyp else 1.0
+    return edits(ref, hyp) / len(ref)
 
 
 def wer(reference: str, hypothesis: str) -> float:

@@ -20,8 +20,11 @@ from lab.acoustic_quality import intelligibility_summary, score_row
 
 SCORING = (
     "English: WER over whisper-normalizer's EnglishTextNormalizer (numbers, currency, percent, "
-    "fillers to one written form); Mandarin: zhconv to simplified, numbers read by "
-    "emostream.text.mandarin on both sides, then CER and toned-pinyin syllable error"
+    "fillers to one written form) and lab.quality.canonical (a run of numbers as one token of "
+    "its digits, laughter as one 'ha' per syllable, alright = all right, ok = okay); Mandarin: "
+    "zhconv to simplified, numbers read by emostream.text.mandarin on both sides, then CER and "
+    "toned-pinyin syllable error. Summaries: mean over utterances and *_corpus (edits over all "
+    "utterances / reference tokens over all utterances)"
 )
 
 

@@ -26,6 +26,43 @@ def test_wer() -> None:
     assert wer("Gift twenty subs", "give 20 subs") == pytest.approx(1 / 3)
 
 
+def test_canonical_closes_the_normalisers_gaps_on_both_sides() -> None:
+    # The normaliser writes "three, two, one" as 321 but "3, 2, 1" as "3 2 one".
+    assert words("Three, two, one... go!") == words("3, 2, 1 go.") == ["321", "go"]
+    assert wer("It's 2:47 in the morning.", "It's 247 in the morning.") == 0.0
+    assert wer("Closes at 9:15 pm.", "closes at 9.15pm") == 0.0
+    assert wer("Hahaha, no.", "Ha-ha-ha, no.") == 0.0
+    assert wer("Hahaha, no.", "Ha-ha, no.") == pytest.approx(1 / 4)  # one laugh short
+    assert wer("That's alright, okay?", "That's all right, OK.") == 0.0
+    assert words("that one got me") == ["that", "1", "got", "me"]
+    # Still errors: another number, another word, a number lost.
+    assert wer("Three, two, one... go!", "3, 2, go.") == pytest.approx(1 / 2)
+    assert wer("At 9:15 pm.", "At 9:50 pm.") == pytest.approx(1 / 3)
+    assert wer("Lmao, okay.", "Elmau okay.") == pytest.approx(1 / 2)
+
+
+def test_corpus_rate_weighs_by_reference_length() -> None:
+    from lab.acoustic_quality import corpus_rate, intelligibility_summary
+
+    rows = [
+        {"system": "m", "speaker": "a", "text": "Yep.", "asr": "Yap.", "wer": 1.0},
+        {"system": "m", "speaker": "a", "text": "one two three four five six seven eight nine",
+         "asr": "one two three four five six seven eight nine", "wer": 0.0},
+        {"system": "m", "speaker": "b", "text": "the cat sat on the mat",
+         "asr": "the cat sat on a mat", "wer": 1 / 6},
+    ]  # fmt: skip
+    # 1 + 0 + 1 edits over 1 + 1 (one run of numbers) + 6 reference tokens.
+    assert corpus_rate(rows, "wer") == pytest.approx(2 / 8, abs=1e-4)
+    summary = intelligibility_summary(rows, ["a", "b"], "en")["m"]
+    assert summary["wer"] == pytest.approx((1 + 0 + 1 / 6) / 3, abs=1e-4)
+    assert summary["wer_corpus"] == pytest.approx(0.25, abs=1e-4)
+    assert summary["per_speaker"]["a"]["wer_corpus"] == pytest.approx(1 / 2, abs=1e-4)
+    zh = [{"system": "m", "speaker": "a", "text": "你好", "asr": "你好"},
+          {"system": "m", "speaker": "a", "text": "今天天气很好", "asr": "今天天气很号"}]  # fmt: skip
+    assert corpus_rate(zh, "cer") == pytest.approx(1 / 8, abs=1e-4)
+    assert corpus_rate(zh, "syllable_error") == pytest.approx(1 / 8, abs=1e-4)
+
+
 @pytest.fixture(scope="module")
 def asr() -> Transcriber:
     return Transcriber(threads=2)
