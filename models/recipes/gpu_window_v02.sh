@@ -21,7 +21,8 @@
 #   tool returns at most 8 files a call: fetch the summaries/logs in a second call.
 # Window 3 (2026-12-03 session 6): SEED=4, same speaker mix, same calls; warm from v0.3 and
 #   lite v0.2; the light vocoder now also learns on the acoustic model's own mels
-#   (student_mels → corpus_pred) and keeps its best held-out generator (voc/best_fp16.pt).
+#   (student_mels → corpus_pred) and keeps its best held-out generator (voc/best_fp16.pt);
+#   the acoustic model cools its learning rate down over the last 30 % (COOLDOWN=0.3).
 # Light vocoder v0.1 (2026-12-03): HIDE_CORPUS=0 hide; vstart 900; watch 520; collect 345;
 #   vocbench 2 (bench/results/vocoder/2026-12-03-h200-lite-vocoder.md).
 #
@@ -143,7 +144,7 @@ python3 -m emostream.train.render_gpu --plan plan --model kokoro.onnx --out corp
 while [ \$(ls corpus/*.npz.xz 2>/dev/null | wc -l) -lt 12 ]; do sleep 5; done
 $VOC
 python3 -m emostream.train.train --corpus corpus --out run --init $INITF --follow \
-  --budget $TRAIN --eval-every 500 --save-every 2000 > logs/train.log 2>&1
+  --budget $TRAIN --eval-every 500 --save-every 2000 --cooldown ${COOLDOWN:-0.3} > logs/train.log 2>&1
 echo done > logs/train.done
 EOF
   setsid bash $W/job.sh > $W/logs/job.log 2>&1 < /dev/null &

@@ -70,3 +70,15 @@ def test_warm_starts_from_a_shipped_onnx_file(tiny_corpus: Path, tmp_path: Path)
     warm = train(tiny_corpus, tmp_path / "b", max_steps=4, tc=tc, device="cpu",
                  init=tmp_path / "v.onnx")  # fmt: skip
     assert warm["step"] == 4  # continued from step 2, not from 0
+
+
+def test_cooldown_brings_the_rate_down_at_the_end(tiny_corpus: Path, tmp_path: Path) -> None:
+    from emostream.train.train import cooldown_factor, lr_at
+
+    tc = TrainConfig(frames_per_batch=1500, eval_every=100, save_every=100, warmup=10,
+                     cooldown=0.5)  # fmt: skip
+    assert [cooldown_factor(p, tc) for p in (0.0, 0.5, 0.75, 1.0)] == [1.0, 1.0, 0.5, 0.02]
+    assert cooldown_factor(0.99, TrainConfig()) == 1.0  # off unless asked for
+    run = train(tiny_corpus, tmp_path, max_steps=4, tc=tc, model_config=TINY, device="cpu")
+    # The last of 4 steps runs at 3/4 of the way: half the scheduled rate.
+    assert run["last_lr"] == pytest.approx(lr_at(3, tc) * 0.5, rel=1e-6)

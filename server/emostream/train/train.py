@@ -179,6 +179,8 @@ class TrainConfig:
     save_every: int = 1000
     eval_fraction: float = 0.02
     seed: int = 0
+    cooldown: float = 0.0  # last share of the run (budget or max_steps) with the rate → 0
+    cooldown_floor: float = 0.02  # ... down to this share of the scheduled rate
 
 
 REWARM = 200  # steps of learning-rate ramp after a weights-only warm start
@@ -186,6 +188,18 @@ REWARM = 200  # steps of learning-rate ramp after a weights-only warm start
 
 def lr_at(step: int, tc: TrainConfig) -> float:
     return tc.lr * min(1.0, (step + 1) / tc.warmup) * min(1.0, math.sqrt(tc.warmup / (step + 1)))
+
+
+def cooldown_factor(progress: float, tc: TrainConfig) -> float:
+    """Multiplier of the scheduled rate at ``progress`` (0..1 of the run: seconds of the
+    budget, or steps of ``max_steps``): 1 until the last ``tc.cooldown`` of the run, then
+    linear down to ``tc.cooldown_floor``. A window ends on a settled model rather than
+    mid-stride of a rate that is still high (the held-out loss of window 2 swung ±0.005 at
+    its end)."""
+    if tc.cooldown <= 0.0:
+        return 1.0
+    left = (1.0 - progress) / tc.cooldown
+    return max(tc.cooldown_floor, min(1.0, left))
 
 
 def train(
@@ -277,12 +291,18 @@ def train(
         return {k: v / len(held) for k, v in acc.items()}
 
     bar = _progress(max_steps or None, step)
+    first_step = step
     stop = False
     while not stop:
         for group in batches(train_items, tc.frames_per_batch, random.Random(tc.seed + epoch)):
+            progress = (time.monotonic() - t0) / budget_s
+            if max_steps:
+                progress = max(progress, (step - first_step) / max(max_steps - first_step, 1))
             for g in opt.param_groups:
-                g["lr"] = lr_at(step, tc) * (
-                    min(1.0, (step - rewarm_from) / REWARM) if rewarm_from >= 0 else 1.0
+                g["lr"] = (
+                    lr_at(step, tc)
+                    * (min(1.0, (step - rewarm_from) / REWARM) if rewarm_from >= 0 else 1.0)
+                    * cooldown_factor(progress, tc)
                 )
             with torch.autocast("cuda", torch.bfloat16, enabled=amp):
                 parts = losses(model, collate(group, cfg, dev))
@@ -323,6 +343,8 @@ def train(
         "eval_utterances": len(held),
         "seconds": round(time.monotonic() - t0, 1),
         "device": str(dev),
+        "last_lr": opt.param_groups[0]["lr"],
+        "cooldown": tc.cooldown,
     }
     (out / f"summary-{step:07d}.json").write_text(json.dumps(summary, indent=1))
     log.info("stopped at step %d (%.0f s); eval %s", step, summary["seconds"], ev)
@@ -374,10 +396,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", default=None)
     p.add_argument("--init", type=Path, default=None, help="warm start from a model_fp16.pt")
     p.add_argument("--follow", action="store_true", help="add shards that appear while training")
+    p.add_argument(
+        "--cooldown", type=float, default=0.0, help="last share of the run with the rate → 0"
+    )
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     tc = TrainConfig(
-        frames_per_batch=a.frames_per_batch, eval_every=a.eval_every, save_every=a.save_every
+        frames_per_batch=a.frames_per_batch,
+        eval_every=a.eval_every,
+        save_every=a.save_every,
+        cooldown=a.cooldown,
     )
     train(
         a.corpus,
