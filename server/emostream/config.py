@@ -93,6 +93,10 @@ class Settings:
     # 1: never); the line's speed times it is capped at 2, and voices without `speed` keep theirs.
     line_queue_max_speed: float = 1.5
     line_ttl_ms: float = 8000.0  # a line's TTL when it gives no `ttl_ms`
+    # -- contexts (README "WebSocket protocol v1.1") ------------------------------------------
+    # Live contexts (started, `done` not yet sent) per v1.1 WebSocket; a `start` past it gets
+    # `too_many_contexts`. Each also takes a stream slot (max_streams, key_max_streams).
+    max_contexts_per_connection: int = 8
     log_level: str = "info"
 
     @classmethod

@@ -21,6 +21,11 @@ Lines (``line``: danmaku, chat) wait in a per-connection
 :class:`~emostream.transport.line_queue.LineQueue`; one task per connection (made at the first
 ``line``) reports expiries as they happen and starts the next line whenever the socket is idle.
 Waiting lines are dropped (``cleared``) on shutdown.
+
+Contexts (protocol v1.1, :mod:`emostream.transport.contexts`): every live context is an
+utterance of its own with its own task, so several speak at once; their binary frames carry
+the context's channel (:mod:`emostream.transport.frames`) and their events its ``context_id``.
+A v1 connection has one utterance at a time (context ``None``) and bare frames, as before.
 """
 
 from __future__ import annotations
@@ -30,14 +35,13 @@ import base64
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from emostream.engine.service import Busy, Slot, SpeechService
+from emostream.engine.service import Busy, SpeechService
 from emostream.engine.streamer import Packet, UtteranceRequest, UtteranceStats
+from emostream.transport.contexts import ContextRouter, Routed, tagged
 from emostream.transport.drain import GOING_AWAY, SHUTTING_DOWN, Drain
 from emostream.transport.errors import error
 from emostream.transport.guard import principal_of, voice_visible
@@ -55,16 +59,14 @@ from emostream.transport.protocol import (
     QueueSegments,
     SendError,
     SessionProtocol,
-    StartRequest,
     frame_too_large,
     load_message,
 )
-from emostream.transport.text_sources import SegmentSource
+from emostream.transport.utterance import END, Utterance, segment_texts
 from emostream.voices.base import VoiceInfo
 from emostream.voices.clip import ClipError
 
 log = logging.getLogger(__name__)
-_END = object()
 SUBPROTOCOL = "emostream.v1"  # accepted when offered (browsers passing a token offer both)
 IDLE_TIMEOUT = "idle_timeout"
 SLOW_READER = "slow_reader"
@@ -72,55 +74,8 @@ UTTERANCE_TIMEOUT = "utterance_timeout"
 _LAST_WORDS_S = 1.0  # how long the closing error and close frame may wait on a stalled socket
 
 
-async def _queue_iter(queue: asyncio.Queue[object]) -> AsyncIterator[str]:
-    while True:
-        item = await queue.get()
-        if item is _END:
-            return
-        assert isinstance(item, str)
-        yield item
-
-
 class _Cut(Exception):
     """The client stopped reading: the utterance ends as cancelled."""
-
-
-@dataclass(eq=False)
-class _Utterance:
-    """One started utterance: its slot, its segment queue and its task."""
-
-    req: StartRequest
-    slot: Slot
-    permit: StreamPermit
-    queue: asyncio.Queue[object] = field(default_factory=asyncio.Queue)
-    task: asyncio.Task[None] | None = None
-    done_sent: bool = False
-    # With ``word_timestamps`` asked: ``done`` reports the audio sent and the words within it.
-    report_sent: bool = False
-    sources: list[SegmentSource] = field(default_factory=list)  # one per queued segment
-    words: list[dict[str, Any]] = field(default_factory=list)  # every word announced
-    sent_samples: int = 0  # audio samples in the binary frames sent (output rate)
-    line_id: str | None = None  # a queued line's id (echoed in ``done``)
-
-    def place_words(self, body: dict[str, Any]) -> dict[str, Any]:
-        """A ``words`` event with its character offsets moved from the segment's text to the
-        request text, and each word as the client wrote it; remembered for ``done``."""
-        index = body.get("index", -1)
-        source = self.sources[index] if 0 <= index < len(self.sources) else None
-        for word in body["words"]:
-            if source is not None:
-                start, end, written = source.span(word["char_start"], word["char_end"])
-                word.update(word=written or word["word"], char_start=start, char_end=end)
-            self.words.append(word)
-        return body
-
-    def sent_report(self) -> dict[str, Any]:
-        rate = self.req.fmt.sample_rate
-        return {
-            "sent_samples": self.sent_samples,
-            "sent_ms": round(1000.0 * self.sent_samples / rate, 3),
-            "words_sent": [w for w in self.words if w["end_sample"] <= self.sent_samples],
-        }
 
 
 class StreamConnection:
@@ -137,16 +92,13 @@ class StreamConnection:
         self.principal = principal_of(ws)
         self.limits = limits or KeyLimits()
         self.drain = drain or Drain()
-        self.protocol = SessionProtocol(
-            lookup_voice=self._lookup,
-            default_voice=service.settings.default_voice,
-            max_text_chars=service.settings.max_text_chars,
-            line_ttl_ms=service.settings.line_ttl_ms,
-            new_stream_id=service.new_stream_id,
-            unavailable=self._unavailable,
+        self.router = ContextRouter(
+            self._new_protocol, max_contexts=service.settings.max_contexts_per_connection
         )
+        self.protocol = self.router.default  # v1's protocol state
         self._send_lock = asyncio.Lock()
-        self._utt: _Utterance | None = None
+        self._utts: dict[str | None, Utterance] = {}  # by context (None: v1)
+        self._stoppers: set[asyncio.Task[None]] = set()  # v1.1 cancels being carried out
         self._refs: set[str] = set()  # inline reference voices this connection sent
         self._last_activity = time.monotonic()
         self._stop: asyncio.Future[str] = asyncio.get_running_loop().create_future()
@@ -156,6 +108,17 @@ class StreamConnection:
         self._lines: LineQueue | None = None  # made at the first line
         self._lines_task: asyncio.Task[None] | None = None
         self._lines_wake = asyncio.Event()
+
+    def _new_protocol(self) -> SessionProtocol:
+        settings = self.service.settings
+        return SessionProtocol(
+            lookup_voice=self._lookup,
+            default_voice=settings.default_voice,
+            max_text_chars=settings.max_text_chars,
+            line_ttl_ms=settings.line_ttl_ms,
+            new_stream_id=self.service.new_stream_id,
+            unavailable=self._unavailable,
+        )
 
     # -- voices this caller may use ---------------------------------------------------
     def _lookup(self, voice_id: str) -> VoiceInfo | None:
@@ -171,10 +134,10 @@ class StreamConnection:
     # -- drain ------------------------------------------------------------------------
     @property
     def busy(self) -> bool:
-        return self._utt is not None
+        return bool(self._utts)
 
     async def shut_down(self) -> None:
-        """``shutting_down`` (the utterance, if any, is cancelled: its ``done`` follows), 1001."""
+        """``shutting_down`` (utterances in progress are cancelled: their ``done`` follow), 1001."""
         if self._shutting:
             return
         self._shutting = True
@@ -182,7 +145,7 @@ class StreamConnection:
         if self._lines is not None and len(self._lines):
             await self._report_lines(self._lines.clear(time.monotonic()))
         await self._send_error(SHUTTING_DOWN, "the server is shutting down; reconnect shortly")
-        await self._stop_task()
+        await self._stop_all()
         await self._close(GOING_AWAY, SHUTTING_DOWN)
         self._request_stop(SHUTTING_DOWN)
 
@@ -238,7 +201,7 @@ class StreamConnection:
             await self._stop_lines()
             if self._stop.done() and self._stop.result() == SHUTTING_DOWN:
                 await self.shut_down()
-            await self._stop_task()
+            await self._stop_all()
             if self._stalled:
                 await self._end(SLOW_READER, "the client stopped reading; the stream was cut "
                                 f"after {self.service.settings.slow_reader_timeout_s:g} s", 1008)  # fmt: skip
@@ -246,11 +209,12 @@ class StreamConnection:
     async def _handle(self, message: dict[str, Any]) -> None:
         try:
             if message.get("text") is not None:
-                actions = await self._receive_text(message["text"])
+                routed = await self._receive_text(message["text"])
             else:
-                actions = self.protocol.receive_bytes(message.get("bytes") or b"")
-            for action in actions:
-                await self._apply(action)
+                data = message.get("bytes") or b""
+                routed = [Routed(None, a) for a in self.protocol.receive_bytes(data)]
+            for item in routed:
+                await self._apply(item.action, item.context)
         except WebSocketDisconnect:
             raise
         except Exception:  # a bug for one message must not take the connection down
@@ -286,38 +250,40 @@ class StreamConnection:
         except (TimeoutError, WebSocketDisconnect, RuntimeError, OSError):
             log.debug("close not sent")
 
-    async def _receive_text(self, raw: str) -> list[Action]:
+    async def _receive_text(self, raw: str) -> list[Routed]:
         try:
             msg = load_message(raw)
         except ProtocolError as exc:
-            return [SendError(exc.code, exc.message)]
+            return [Routed(None, SendError(exc.code, exc.message))]
         settings = self.service.settings
         oversized = frame_too_large(
             len(raw) if raw.isascii() else len(raw.encode("utf-8", "surrogatepass")), msg,
             max_message_bytes=settings.max_message_bytes, max_start_bytes=settings.max_start_bytes,
         )  # fmt: skip
         if oversized is not None:
-            return [SendError(oversized.code, oversized.message)]
+            return [Routed(None, SendError(oversized.code, oversized.message))]
         kind = msg.get("type")
         if kind in ("start", "line") and self.drain.draining:
-            return [SendError(SHUTTING_DOWN, "the server is shutting down; no new utterances")]
-        if (kind == "text" and self.protocol.state == "open" or kind == "line") and isinstance(
-            msg.get("text"), str
+            return [Routed(None, SendError(SHUTTING_DOWN, "the server is shutting down; no new "
+                                           "utterances"))]  # fmt: skip
+        if (kind == "text" and self.router.state_of(msg) == "open" or kind == "line") and (
+            isinstance(msg.get("text"), str)
         ):
             try:
                 self.limits.charge_chars(self.principal, len(msg["text"]))
             except LimitExceeded as exc:
-                return [SendError(exc.code, exc.message)]
+                return [Routed(None, SendError(exc.code, exc.message))]
         if (
             msg.get("type") == "start"
             and msg.get("reference_audio") is not None
             and self.service.can_clone
-            and self.protocol.state == "idle"
+            and self.router.may_start(msg)
         ):
             error = await self._inline_reference(msg)
             if error is not None:
-                return [error]
-        return self.protocol.receive_message(msg)
+                context = msg.get("context_id") if self.router.mode != "v1" else None
+                return [Routed(context if isinstance(context, str) else None, error)]
+        return self.router.receive_message(msg)
 
     async def _inline_reference(self, msg: dict[str, Any]) -> SendError | None:
         """``start`` with ``reference_audio`` (base64 clip): embed it and speak as that voice.
@@ -341,30 +307,42 @@ class StreamConnection:
         self._refs.add(voice.info.id)
         return None
 
-    async def _apply(self, action: object) -> None:
+    async def _apply(self, action: object, context: str | None = None) -> None:
+        utt = self._utts.get(context)
         if isinstance(action, SendError):
             self.service.metrics.errors.labels(action.code).inc()
-            await self._send_json(action.event)
+            await self._send_json(tagged(action.event, context))
         elif isinstance(action, BeginUtterance):
-            await self._begin(action)
+            await self._begin(action, context)
         elif isinstance(action, QueueSegments):
-            if self._utt is not None:
-                self._utt.sources.extend(action.sources)
+            if utt is not None:
+                utt.sources.extend(action.sources)
                 for text in action.texts:
-                    self._utt.queue.put_nowait(text)
+                    utt.queue.put_nowait(text)
         elif isinstance(action, EndOfInput):
-            if self._utt is not None:
-                self._utt.queue.put_nowait(_END)
+            if utt is not None:
+                utt.queue.put_nowait(END)
         elif isinstance(action, CancelUtterance):
-            await self._stop_task()  # done(cancelled=True) follows, from the task or from here
+            # done(cancelled=True) follows, from the task or from _stop_task. v1 waits for it
+            # (as it always did); a context's cancel lets the next message in meanwhile.
+            if context is None:
+                await self._stop_task(utt)
+            elif utt is not None:
+                stopper = asyncio.create_task(self._stop_task(utt))
+                self._stoppers.add(stopper)
+                stopper.add_done_callback(self._stoppers.discard)
         elif isinstance(action, EnqueueLine):
-            await self._enqueue_line(action)
+            await self._enqueue_line(action, context)
         elif isinstance(action, ClearLines):
             await self._report_lines(self._line_queue().clear(time.monotonic()))
             self._lines_wake.set()
 
     async def _begin(
-        self, action: BeginUtterance, line_id: str | None = None, then: list[Action] | None = None
+        self,
+        action: BeginUtterance,
+        context: str | None = None,
+        line_id: str | None = None,
+        then: list[Action] | None = None,
     ) -> None:
         """Admit and start an utterance; ``then``: a queued line's segments and end, queued
         before anything is awaited (nothing a client sends meanwhile can reach them)."""
@@ -386,23 +364,25 @@ class StreamConnection:
                 permit.release()
                 refused = SendError("busy", f"{exc}; retry shortly")
         if refused is not None or voice is None or permit is None:
-            self.protocol.utterance_finished()
+            self.router.finished(context, req)
             refused = refused or SendError("internal", "the utterance could not start")
             if refused.code != "busy":  # (busy is not counted as an error, as before)
                 self.service.metrics.errors.labels(refused.code).inc()
             event = refused.event if line_id is None else {**refused.event, "id": line_id}
-            await self._send_json(event)
+            await self._send_json(tagged(event, context))
             return
-        utt = _Utterance(req, slot, permit, report_sent="word_timestamps" in action.started_event)
+        utt = Utterance(req, slot, permit, report_sent="word_timestamps" in action.started_event)
         utt.line_id = line_id
-        self._utt = utt
+        utt.context_id = context
+        utt.channel = self.router.channel_of(context)
+        self._utts[context] = utt
         for item in then or ():
             if isinstance(item, QueueSegments):
                 utt.sources.extend(item.sources)
                 for text in item.texts:
                     utt.queue.put_nowait(text)
             elif isinstance(item, EndOfInput):
-                utt.queue.put_nowait(_END)
+                utt.queue.put_nowait(END)
         await self._send_json(action.started_event)
         if utt.done_sent:  # a line's start, cancelled while started was being sent
             return
@@ -416,7 +396,7 @@ class StreamConnection:
         )
         utt.task = asyncio.create_task(self._speak(utt, request))
 
-    async def _speak(self, utt: _Utterance, request: UtteranceRequest) -> None:
+    async def _speak(self, utt: Utterance, request: UtteranceRequest) -> None:
         cancelled = True
         stats = None
         limit_s = self.service.settings.max_utterance_s
@@ -426,7 +406,7 @@ class StreamConnection:
                 deadline,
                 self.service.utterance(
                     request,
-                    _queue_iter(utt.queue),
+                    segment_texts(utt.queue),
                     transport="ws",
                     slot=utt.slot,
                     cache=utt.req.cache,
@@ -436,13 +416,13 @@ class StreamConnection:
             ):
                 async for item in out:
                     if isinstance(item, Packet):
-                        if await self._send_bytes(item.data):
+                        if await self._send_bytes(utt.frame(item.data)):
                             utt.sent_samples += item.samples
                         self._last_activity = time.monotonic()
                     elif item.body.get("type") == "words":
-                        await self._send_json(utt.place_words(item.body))
+                        await self._send_json(utt.tag(utt.place_words(item.body)))
                     else:
-                        await self._send_json(item.body)
+                        await self._send_json(utt.tag(item.body))
                     if self._stalled:
                         raise _Cut
                 cancelled = False
@@ -451,8 +431,9 @@ class StreamConnection:
                 await self._failed(utt, exc)
             else:
                 await self._send_error(
-                    UTTERANCE_TIMEOUT, f"the utterance ran past {limit_s:g} s and was cut"
-                )
+                    UTTERANCE_TIMEOUT, f"the utterance ran past {limit_s:g} s and was cut",
+                    context=utt.context_id,
+                )  # fmt: skip
         except (asyncio.CancelledError, _Cut):
             pass
         except Exception as exc:  # noqa: BLE001 - logged in _failed; the connection stays up
@@ -460,15 +441,15 @@ class StreamConnection:
         finally:
             await self._finish(utt, stats, cancelled=cancelled)
 
-    async def _failed(self, utt: _Utterance, exc: BaseException) -> None:
+    async def _failed(self, utt: Utterance, exc: BaseException) -> None:
         log.error("utterance %s failed", utt.req.stream_id, exc_info=exc)
         self.service.metrics.errors.labels("internal").inc()
         await self._send_json(
-            {"type": "error", "code": "internal", "message": f"synthesis failed: {exc}"}
+            utt.tag({"type": "error", "code": "internal", "message": f"synthesis failed: {exc}"})
         )
 
     async def _finish(
-        self, utt: _Utterance, stats: UtteranceStats | None, *, cancelled: bool
+        self, utt: Utterance, stats: UtteranceStats | None, *, cancelled: bool
     ) -> None:
         """Release the utterance and send its one ``done`` (a second call does nothing)."""
         if utt.done_sent:
@@ -476,15 +457,15 @@ class StreamConnection:
         utt.done_sent = True
         utt.slot.release()
         utt.permit.release()
-        if self._utt is utt:
-            self._utt = None
-        if self.protocol.request is utt.req:
-            self.protocol.utterance_finished()
+        if self._utts.get(utt.context_id) is utt:
+            del self._utts[utt.context_id]
+        self.router.finished(utt.context_id, utt.req)
         done = (stats or UtteranceStats()).as_done(utt.req.fmt.sample_rate, cancelled=cancelled)
         if utt.report_sent:
             done.update(utt.sent_report())
         if utt.line_id is not None:
             done["id"] = utt.line_id
+        done = utt.tag(done)
         if self._stalled:
             self._unsent_done = done  # follows the slow_reader error, if the client reads again
         else:
@@ -505,10 +486,13 @@ class StreamConnection:
             )
         return self._lines
 
-    async def _enqueue_line(self, action: EnqueueLine) -> None:
+    async def _enqueue_line(self, action: EnqueueLine, context: str | None = None) -> None:
         queue = self._line_queue()
         now = time.monotonic()
         line = Line(action.id, action.text, action.priority, action.ttl_s, fields=action.fields)
+        if context is not None:  # a v1.1 line: spoken as that context
+            line = Line(line.id, line.text, line.priority, line.ttl_s,
+                        fields={**line.fields, "context_id": context})  # fmt: skip
         await self._report_lines(queue.push(line, now))
         if self._lines_task is None:
             self._lines_task = asyncio.create_task(self._run_lines(queue))
@@ -517,14 +501,15 @@ class StreamConnection:
     async def _report_lines(self, dropped: list[Dropped]) -> None:
         """``line_dropped`` for each line dropped, then the ``queue`` status."""
         for gone in dropped:
-            await self._send_json(gone.event)
+            context = gone.line.fields.get("context_id")
+            await self._send_json(tagged(gone.event, context if isinstance(context, str) else None))
         if self._lines is not None:
             await self._send_json(self._lines.status(time.monotonic()))
 
     def _line_may_start(self) -> bool:
         return (
-            self._utt is None
-            and self.protocol.state == "idle"
+            not self._utts
+            and self.router.idle
             and not self._shutting
             and not self._stalled
             and not self._stop.done()
@@ -560,17 +545,18 @@ class StreamConnection:
             return
         # Synchronous up to _begin's first await: the protocol leaves idle before a client
         # message can be handled.
-        actions = self.protocol.start_line(line.id, line.text, line.fields, queue.speed())
-        first, rest = actions[0], actions[1:]
+        routed = self.router.start_line(line.id, line.text, line.fields, queue.speed())
+        context = routed[0].context
+        first, rest = routed[0].action, [r.action for r in routed[1:]]
         if isinstance(first, BeginUtterance):
-            await self._begin(first, line.id, rest)
+            await self._begin(first, context, line.id, rest)
         else:  # refused before anything changed (e.g. its voice was deleted meanwhile)
             if isinstance(first, SendError):
                 self.service.metrics.errors.labels(first.code).inc()
-                await self._send_json({**first.event, "id": line.id})
+                await self._send_json(tagged({**first.event, "id": line.id}, context))
         for action in rest:
             if isinstance(action, SendError):
-                await self._apply(action)
+                await self._apply(action, context)
         await self._report_lines(dropped)
 
     async def _stop_lines(self) -> None:
@@ -582,9 +568,15 @@ class StreamConnection:
             except asyncio.CancelledError:
                 pass
 
-    async def _stop_task(self) -> None:
-        """Stop the current utterance (cancel, disconnect) and see its ``done`` sent."""
-        utt = self._utt
+    async def _stop_all(self) -> None:
+        """Stop every utterance (disconnect, shutdown) and see each ``done`` sent."""
+        for utt in list(self._utts.values()):
+            await self._stop_task(utt)
+        while self._stoppers:
+            await asyncio.gather(*list(self._stoppers), return_exceptions=True)
+
+    async def _stop_task(self, utt: Utterance | None) -> None:
+        """Stop an utterance (cancel, disconnect) and see its ``done`` sent."""
         if utt is None:
             return
         task = utt.task
@@ -597,9 +589,9 @@ class StreamConnection:
         # A task cancelled before its first step never ran its finally.
         await self._finish(utt, None, cancelled=True)
 
-    async def _send_error(self, code: str, message: str) -> None:
+    async def _send_error(self, code: str, message: str, *, context: str | None = None) -> None:
         self.service.metrics.errors.labels(code).inc()
-        await self._send_json({"type": "error", "code": code, "message": message})
+        await self._send_json(tagged({"type": "error", "code": code, "message": message}, context))
 
     async def _send_json(self, body: dict[str, Any], *, timeout: float | None = None) -> None:
         await self._send(text=json.dumps(body, ensure_ascii=False), timeout=timeout)
