@@ -43,7 +43,9 @@ CODES = {
     "bad_json", "bad_message", "bad_value", "bad_format", "unknown_type", "unknown_voice",
     "voice_unavailable", "unsupported_control", "not_started", "already_started",
     "already_ended", "text_too_long", "empty_text", "binary_not_allowed", "busy",
+    "unknown_context", "too_many_contexts", "protocol_mismatch",
 }  # fmt: skip
+CONTEXTS = ("a", "b", "c")  # the only well-formed context ids drawn (each cancelled at the end)
 SENT = {"ws": 0, "http": 0}
 
 
@@ -95,7 +97,17 @@ fmt = st.one_of(
 )
 words = st.text(alphabet=st.sampled_from("abc xyz.,!?'\n1$"), min_size=0, max_size=60)
 unicode_text = st.text(max_size=40)  # any code point, lone surrogates included
+# v1.1: a well-formed id, a malformed one, or another JSON value (null: no context).
+context_ids = st.one_of(
+    st.sampled_from(CONTEXTS),
+    st.sampled_from(["", "x" * 65, "a b", "\ud800", "é", "a\n"]),
+    st.none(),
+    st.integers(-3, 3),
+    st.booleans(),
+    st.lists(scalars, max_size=2),
+)
 fields = {
+    "context_id": context_ids,
     "voice": values,
     "speed": st.one_of(st.floats(0.4, 2.1), values),
     "emotion": st.one_of(st.sampled_from(["neutral", "happy"]), values),
@@ -111,15 +123,20 @@ fields = {
 speakable_start = st.fixed_dictionaries(  # mostly valid: gets to synthesis, with odd numbers
     {"type": st.just("start")},
     optional={"speed": st.one_of(st.floats(0.5, 2.0), st.floats()), "format": fmt,
-              "timestamps": st.booleans(), "word_timestamps": st.booleans()},
+              "timestamps": st.booleans(), "word_timestamps": st.booleans(),
+              "context_id": context_ids},
 )  # fmt: skip
 protocol = st.one_of(
     st.fixed_dictionaries({"type": st.just("start")}, optional=fields),
     speakable_start,
     st.fixed_dictionaries(
-        {"type": st.just("text"), "text": st.one_of(words, unicode_text, values)}
+        {"type": st.just("text"), "text": st.one_of(words, unicode_text, values)},
+        optional={"context_id": context_ids},
     ),
-    st.fixed_dictionaries({"type": st.sampled_from(["flush", "end", "cancel", "clear"])}),
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["flush", "end", "cancel", "clear"])},
+        optional={"context_id": context_ids},
+    ),
     st.fixed_dictionaries(  # queued lines (danmaku), with start fields
         {"type": st.just("line"), "text": st.one_of(words, unicode_text, values)},
         optional={
@@ -143,9 +160,13 @@ frames = st.one_of(protocol, protocol, protocol, raw, st.binary(max_size=64), st
 
 
 def check_until_marker(ws: Any, marker: str) -> None:
+    """Every frame up to the marker's answer is a known event, and every ``started`` has had
+    its ``done`` (a context's cancel does not hold the next message: its ``done`` may follow
+    the marker)."""
     started = done = 0
+    marked = False
     deadline = time.monotonic() + 30
-    while True:
+    while not marked or started != done:
         remaining = deadline - time.monotonic()
         assert remaining > 0, "hung connection: the marker was never answered"
         msg = ws.recv(timeout=remaining)
@@ -155,7 +176,8 @@ def check_until_marker(ws: Any, marker: str) -> None:
         assert isinstance(event, dict) and event.get("type") in EVENTS, event
         if event["type"] == "error":
             if event["code"] == "unknown_type" and marker in event["message"]:
-                break
+                marked = True
+                continue
             assert event["code"] in CODES and event["message"], event
         started += event["type"] == "started"
         done += event["type"] == "done"
@@ -178,8 +200,10 @@ def test_websocket_fuzz(
             SENT["ws"] += 1
         ws.send(json.dumps({"type": "clear"}))  # no queued line starts after the cancel
         ws.send(json.dumps({"type": "cancel"}))
+        for context in CONTEXTS:  # v1.1: cancel every context that may be live
+            ws.send(json.dumps({"type": "cancel", "context_id": context}))
         ws.send(json.dumps({"type": marker}))
-        SENT["ws"] += 3
+        SENT["ws"] += 3 + len(CONTEXTS)
         check_until_marker(ws, marker)
 
 

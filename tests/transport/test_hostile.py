@@ -70,6 +70,11 @@ HOSTILE_WS = [
     ('{"type": "start", "reference_audio": "\u00e9\u00e9\u00e9\u00e9"}', "unsupported_control"),
     ('{"type": "start", "timestamps": "false"}', "bad_value"),
     ('{"type": "start", "voice": ""}', "bad_value"),
+    ('{"type": "start", "context_id": "' + "c" * 5000 + '"}', "bad_value"),
+    ('{"type": "start", "context_id": {"id": "a"}}', "bad_value"),
+    ('{"type": "cancel", "context_id": "a\\u0000"}', "bad_value"),
+    # The first start above (refused or not) made this a v1 connection: no contexts here.
+    ('{"type": "end", "context_id": "nobody"}', "protocol_mismatch"),
 ]
 
 
