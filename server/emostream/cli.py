@@ -182,6 +182,7 @@ def _danmaku(args: argparse.Namespace) -> int:
     options = BridgeOptions(
         url=args.url, api_key=args.api_key or os.environ.get("EMOSTREAM_API_KEY") or None,
         fields=fields, listen=args.listen, output_format=fmt, drain=not args.no_drain,
+        pace_lead_s=args.pace_lead_s if args.pace_lead_s and args.pace_lead_s > 0 else None,
     )  # fmt: skip
     events = open(args.events, "a", encoding="utf-8") if args.events else sys.stderr  # noqa: SIM115
     audio = None
@@ -285,6 +286,12 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     d.add_argument("--max-chars", type=int, default=500, help="longer lines are skipped")
     d.add_argument("--max-held", type=int, default=256, help="lines held while disconnected")
+    d.add_argument(
+        "--pace-lead-s", type=float, default=0.0, metavar="S",
+        help="send one line at a time, when less than S s of received audio is left to play "
+        "(lines then wait and expire in the bridge, not in the listener's buffer; the server "
+        "speaks faster than real time). Default 0: every line to the server's queue at once",
+    )  # fmt: skip
     d.add_argument(
         "--no-drain", action="store_true",
         help="at the end of input exit at once (default: once every line is spoken or dropped)",

@@ -134,6 +134,24 @@ def test_no_drain_exits_without_waiting(small_queue: ServerThread) -> None:
     assert summary["received"] == 5 and summary["left"] > 0
 
 
+def test_paced_lines_go_one_at_a_time_and_expire_in_the_bridge(
+    small_queue: ServerThread,
+) -> None:
+    """With a lead the server's queue never holds more than one line, and lines that could
+    not be heard within their TTL are dropped by the bridge instead of spoken late."""
+    rec = Recorder()
+    b = bridge(small_queue.ws_url, rec, None, pace_lead_s=0.3)
+    lines = [json.dumps({"text": f"Paced line number {i}, a sentence of some length.",
+                         "id": f"p{i}", "ttl_ms": 2500}) for i in range(8)]  # fmt: skip
+    assert asyncio.run(b.run(stdin=stdin_of(*lines))) == 0
+    assert max(e["depth"] for e in rec.of("queue")) <= 1
+    t = b.outbox.tally
+    assert t.received == 8 == t.spoken + t.dropped["expired"] and t.spoken >= 1
+    bridge_drops = [e for e in rec.of("line_dropped") if e.get("where") == "bridge"]
+    assert len(bridge_drops) == t.dropped["expired"] >= 1
+    assert all(e["waited_ms"] >= 2500 for e in bridge_drops)
+
+
 def test_unix_socket_input(small_queue: ServerThread) -> None:
     path = os.path.join(tempfile.mkdtemp(prefix="dm"), "chat.sock")
     rec, audio = Recorder(), io.BytesIO()

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from emostream.bridge.lines import Backoff, ChatLine, InputError, LineParser, Outbox
+from emostream.bridge.lines import Backoff, ChatLine, InputError, LineParser, Outbox, Playout
 
 FIELDS = {"voice": "joe", "format": {"codec": "pcm_s16le", "sample_rate": 24000}}
 
@@ -225,3 +225,26 @@ def test_backoff_doubles_to_its_bound_and_resets() -> None:
     assert b.next_delay() == 0.5
     j = Backoff(initial_s=1.0, jitter=0.2, rng=random.Random(1))
     assert all(1.0 <= j.next_delay() / 2**k <= 1.2 for k in range(3))
+
+
+def test_to_send_takes_at_most_the_limit_highest_priority_first() -> None:
+    box = Outbox()
+    box.add(line(1), now=0.0)
+    box.add(line(2, priority=2), now=0.1)
+    box.add(line(3), now=0.2)
+    assert box.to_send(now=0.3, limit=0) == ([], [])
+    assert [m["id"] for m in box.to_send(now=0.3, limit=1)[0]] == ["l2"]
+    assert box.at_server == 1
+    assert [m["id"] for m in box.to_send(now=0.4)[0]] == ["l1", "l3"]
+    assert box.at_server == 3
+
+
+def test_playout_queues_audio_behind_what_still_plays() -> None:
+    p = Playout()
+    assert p.ahead_s(5.0) == 0.0
+    p.audio(2.0, now=10.0)  # two seconds arrive at once
+    p.audio(1.0, now=10.1)
+    assert p.ahead_s(10.1) == pytest.approx(2.9)
+    assert p.ahead_s(12.5) == pytest.approx(0.5) and p.ahead_s(20.0) == 0.0
+    p.audio(0.02, now=20.0)  # after silence it starts again from now
+    assert p.ahead_s(20.0) == pytest.approx(0.02)

@@ -5,7 +5,9 @@ go through :class:`~emostream.bridge.lines.LineParser` into the
 :class:`~emostream.bridge.lines.Outbox`, which is sent as ``line`` messages over one WebSocket.
 Audio goes to the output (:mod:`emostream.bridge.sinks`), the server's events and the bridge's
 own as JSON lines to the event log. The socket is reconnected with backoff; lines not yet
-started are sent again. On the end of input (stdin's EOF, or SIGINT/SIGTERM) the bridge waits
+started are sent again. With ``pace_lead_s`` the bridge sends one line at a time, when less
+than that much received audio is left to play (see :class:`~emostream.bridge.lines.Playout`).
+On the end of input (stdin's EOF, or SIGINT/SIGTERM) the bridge waits
 until every line it holds is spoken or dropped (``drain``), then exits; a second signal, or
 ``drain=False``, exits at once.
 """
@@ -26,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from emostream.bridge.lines import Backoff, InputError, LineParser, Outbox
+from emostream.bridge.lines import Backoff, InputError, LineParser, Outbox, Playout
 from emostream.bridge.sinks import AudioSink, OutputFormat
 
 log = logging.getLogger(__name__)
@@ -41,6 +43,7 @@ class BridgeOptions:
     listen: str | None = None  # None: stdin; "tcp:HOST:PORT" or "unix:PATH"
     output_format: OutputFormat = "pcm"
     drain: bool = True
+    pace_lead_s: float | None = None  # None: every line to the server at once
     connect_timeout_s: float = 10.0
     backoff_max_s: float = 15.0
 
@@ -113,6 +116,7 @@ class DanmakuBridge:
         self.sink = AudioSink(options.output_format)
         self.writer = AudioWriter(audio)
         self.backoff = backoff or Backoff(max_s=options.backoff_max_s)
+        self.playout = Playout()
         self.wake = asyncio.Event()
         self.input_done = asyncio.Event()  # end of input: drain, then exit
         self.stop_now = asyncio.Event()  # exit at once
@@ -195,7 +199,7 @@ class DanmakuBridge:
         async def send_loop() -> None:
             while not self._finished():
                 now = time.monotonic()
-                messages, events = self.outbox.to_send(now)
+                messages, events = self.outbox.to_send(now, self._send_limit(now))
                 events += self.outbox.give_up(now)
                 for event in events:
                     self.emit(event)
@@ -211,6 +215,7 @@ class DanmakuBridge:
                 if isinstance(msg, bytes):
                     if self.outbox.on_audio(len(msg)) is not None:
                         self.writer.write(self.sink.frame(msg))
+                        self.playout.audio(self.sink.duration_s(msg), time.monotonic())
                     continue
                 try:
                     event = json.loads(msg)
@@ -239,6 +244,14 @@ class DanmakuBridge:
             for task in (sender, receiver):
                 with contextlib.suppress(asyncio.CancelledError, ConnectionClosed, OSError):
                     await task
+
+    def _send_limit(self, now: float) -> int | None:
+        """How many held lines may go now: all (no pacing), else one when nothing is at the
+        server and the listener has less than the lead left to hear."""
+        lead = self.opts.pace_lead_s
+        if lead is None:
+            return None
+        return 1 if self.outbox.at_server == 0 and self.playout.ahead_s(now) <= lead else 0
 
     async def _connection_loop(self) -> None:
         from websockets.exceptions import InvalidStatus

@@ -13,6 +13,10 @@ moves the bytes.
   (counted from when the bridge read them); a line past its TTL is dropped here
   (``where: "bridge"``). A line whose fate the server never reports (``error`` without an
   ``id``, e.g. a refused ``line``) is given up ``grace_s`` after its TTL as ``unconfirmed``.
+* :class:`Playout`: the listener's clock (audio received plays in real time), for pacing:
+  with a lead set, the bridge sends the next line only when nothing is at the server and
+  less than the lead of received audio is still to be heard, so lines wait (and expire) in
+  the bridge rather than in the listener's buffer (the server speaks faster than real time).
 * :class:`Backoff`: reconnect delays, doubling with jitter, reset once a connection works.
 """
 
@@ -256,13 +260,22 @@ class Outbox:
         }  # fmt: skip
 
     # -- to the server ---------------------------------------------------------------------
-    def to_send(self, now: float) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """``line`` messages for every held line that is due (now marked sent), highest
-        priority first, and events for held lines whose TTL ran out (dropped here)."""
+    @property
+    def at_server(self) -> int:
+        """Lines sent and not yet settled (waiting in the server's queue, or speaking)."""
+        return sum(1 for e in self._open.values() if e.state != "held")
+
+    def to_send(
+        self, now: float, limit: int | None = None
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """``line`` messages for the held lines that are due (now marked sent), highest
+        priority first (at most ``limit``), and events for held lines whose TTL ran out
+        (dropped here)."""
         messages: list[dict[str, Any]] = []
         events = self.expire_held(now)
         due = [e for e in self._open.values() if e.state == "held" and e.not_before <= now]
-        for e in sorted(due, key=lambda e: (-e.line.priority, e.received_at)):
+        due.sort(key=lambda e: (-e.line.priority, e.received_at))
+        for e in due[:limit]:
             e.state, e.sent_at = "sent", now
             messages.append({
                 **self.fields, "type": "line", "id": e.line.id, "text": e.line.text,
@@ -369,6 +382,21 @@ class Outbox:
             del self._open[entry.line.id]
             self.tally.refused[code] += 1
         return []
+
+
+class Playout:
+    """When a listener playing the received audio in real time will have heard it all:
+    audio that arrives while earlier audio still plays queues behind it."""
+
+    def __init__(self) -> None:
+        self._end: float | None = None
+
+    def audio(self, seconds: float, now: float) -> None:
+        self._end = max(now, self._end if self._end is not None else now) + seconds
+
+    def ahead_s(self, now: float) -> float:
+        """Received audio not yet heard."""
+        return 0.0 if self._end is None else max(0.0, self._end - now)
 
 
 class Backoff:

@@ -67,6 +67,14 @@ class AudioSink:
         self.data_bytes += len(data)
         return data
 
+    def duration_s(self, data: bytes) -> float:
+        """Audio in one frame: an Opus packet is ``frame_ms``; PCM is s16 mono."""
+        if self.sample_rate is None:
+            return 0.0
+        if self.fmt == "ogg":
+            return self.frame_ms / 1000.0
+        return len(data) / 2.0 / self.sample_rate
+
     def close(self) -> bytes:
         """The end of the stream (Ogg's last page)."""
         if self._ogg is not None:
