@@ -156,14 +156,15 @@ LABEL="$LABEL" bench/loadtest.sh "$RES" "$NAME-findmax" --find-max --start "$STA
   --max-level 8192 --duration "$DURATION" --ramp 3 --procs "$PROCS" --prep-s 10 \
   --max-total-s "$FINDMAX_S" --settle-s 3 --utterance-timeout 60 -q || echo "find-max failed: $?"
 
-# 2. Danmaku bursts at the largest good N (single generator process, so at most 512).
+# 2. Bursts of replies at the largest good N, each its own stream (--pattern bursts, called
+#    danmaku before 2026-12-03; single generator process, so at most 512).
 if [ "$DANMAKU" = 1 ]; then
   BEST=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["find_max"]["largest_good"])' \
     "$RES/$NAME-findmax.json" 2>/dev/null || echo 0)
   B=$(( BEST > 512 ? 512 : (BEST < 8 ? 8 : BEST) ))
-  LABEL="$LABEL; danmaku" timeout 150 bench/loadtest.sh "$RES" "$NAME-danmaku" --pattern danmaku \
+  LABEL="$LABEL; bursts" timeout 150 bench/loadtest.sh "$RES" "$NAME-bursts" --pattern bursts \
     --sweep "$((B / 4)),$((B / 2)),$B" --burst-interval 4 --duration 12 --settle-s 2 -q \
-    || echo "danmaku failed: $?"
+    || echo "bursts failed: $?"
 fi
 kill $SMI 2>/dev/null || true
 

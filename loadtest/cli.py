@@ -3,7 +3,9 @@
 Modes: one level (default), ``--sweep 1,2,4,8`` (several levels), ``--find-max``
 (doubling then bisecting until p95 first audio passes ``--p95-bound-ms`` or underruns
 or errors appear). The level is the number of streams (``steady``), arrivals per second
-(``poisson``) or the burst size (``danmaku``).
+(``poisson``), the burst size (``bursts``: that many utterances at once, each on its own
+pooled connection) or the lines per burst (``danmaku``: ``line`` messages on one connection
+per room, checked for TTL, backlog bound and accounting; see ``loadtest.danmaku``).
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from loadtest.client import ClientConfig, LevelResult, run_open, run_steady, steady_worker
+from loadtest.danmaku import danmaku_summary
 from loadtest.monitor import ServerMonitor
 from loadtest.report import Targets, build_report, is_good
+from loadtest.rooms import DanmakuConfig, run_danmaku
 from loadtest.schedule import burst_arrivals, poisson_arrivals
 from loadtest.search import MaxSearch
 from loadtest.stats import Histogram
@@ -39,7 +43,8 @@ log = logging.getLogger("loadtest")
 X_LABELS = {
     "steady": "concurrent streams (closed loop)",
     "poisson": "arrivals per second (open loop, Poisson)",
-    "danmaku": "burst size (replies at once)",
+    "bursts": "burst size (replies at once)",
+    "danmaku": "lines per burst (line messages at once, per room)",
 }
 
 
@@ -107,8 +112,13 @@ async def run_level(args: argparse.Namespace, cfg: ClientConfig, level: float) -
     pattern = args.pattern
     monitor = ServerMonitor(pid=args.server_pid, metrics_url=args.metrics_url)
     load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    danmaku: dict[str, Any] | None = None
     async with monitor:
-        if pattern == "steady":
+        if pattern == "danmaku":
+            dm = await run_danmaku(cfg, _danmaku_config(args, int(level)))
+            result = dm.level
+            danmaku = danmaku_summary(dm.ledgers, queue_max=args.queue_max)
+        elif pattern == "steady":
             n = int(level)
             result = await _steady(args, cfg, n)
         else:
@@ -143,7 +153,26 @@ async def run_level(args: argparse.Namespace, cfg: ClientConfig, level: float) -
         ]
     report = build_report(result.records, wall_s=result.wall_s, concurrency=int(level), extra=extra)
     report["good"] = is_good(report, _targets(args))
+    if danmaku is not None:
+        cached_p95 = danmaku["first_audio_ms"]["cached"]["p95"]
+        danmaku["cached_first_audio_goal"] = {
+            "p95_ms_max": args.cached_p95_bound_ms,
+            "ok": cached_p95 is not None and cached_p95 <= args.cached_p95_bound_ms,
+        }
+        report["danmaku"] = danmaku
+        report["good"] = bool(
+            report["good"] and danmaku["ok"] and danmaku["cached_first_audio_goal"]["ok"]
+        )
     return report
+
+
+def _danmaku_config(args: argparse.Namespace, burst_size: int) -> DanmakuConfig:
+    return DanmakuConfig(
+        rooms=args.rooms, burst_size=burst_size, interval_s=args.burst_interval,
+        duration_s=args.duration, spread_s=args.burst_spread_ms / 1000.0,
+        ttl_ms=args.line_ttl_ms, repeat_fraction=args.repeat_fraction,
+        priority_fraction=args.priority_fraction, drain_s=args.drain_s, seed=args.seed,
+    )  # fmt: skip
 
 
 async def _steady(args: argparse.Namespace, cfg: ClientConfig, n: int) -> LevelResult:
@@ -184,12 +213,34 @@ def _targets(args: argparse.Namespace) -> Targets:
 
 def _line(r: dict[str, Any]) -> str:
     fa, u = r["first_audio_ms"], r["underruns"]
-    return (
+    text = (
         f"level {r['level']:>6g}: first audio p50 {fa['p50']} p95 {fa['p95']} p99 {fa['p99']} ms"
         f" | underruns/min {u['per_stream_minute']} | audio/wall "
         f"{r['rtf']['aggregate_audio_s_per_wall_s']} | utts {r['utterances']}"
         f" errors {r['errors'] or '-'} | {'good' if r['good'] else 'BAD'}"
     )
+    dm = r.get("danmaku")
+    if dm:
+        c, fa2 = dm["checks"], dm["first_audio_ms"]
+        acc = c["accounting"]
+        text += (
+            f"\n    danmaku: sent {acc['sent']} spoken {acc['spoken']} dropped {acc['dropped']}"
+            f" refused {acc['refused'] or '-'} unreported {acc['unreported']}"
+            f" [{'ok' if c['accounting']['ok'] else 'FAIL'}]"
+            f" | started past TTL {c['ttl']['lines_started_past_ttl']}"
+            f" [{'ok' if c['ttl']['ok'] else 'FAIL'}]"
+            f" | max backlog {c['backlog']['max_depth']}/{c['backlog']['bound']}"
+            f" [{'ok' if c['backlog']['ok'] else 'FAIL'}]"
+            f" | underruns {c['underruns']['count']} [{'ok' if c['underruns']['ok'] else 'FAIL'}]"
+            f"\n    first audio live p50 {fa2['live']['p50']} p95 {fa2['live']['p95']} ms"
+            f" (n {fa2['live']['n']}), cached p50 {fa2['cached']['p50']} p95"
+            f" {fa2['cached']['p95']} ms (n {fa2['cached']['n']}) [goal p95 <= "
+            f"{dm['cached_first_audio_goal']['p95_ms_max']:g} ms: "
+            f"{'ok' if dm['cached_first_audio_goal']['ok'] else 'FAIL'}]"
+            f" | heard past TTL {dm['listener']['lines_heard_past_ttl']}"
+            f" (heard delay p95 {dm['listener']['heard_delay_ms']['p95']} ms)"
+        )
+    return text
 
 
 async def _run(args: argparse.Namespace, cfg: ClientConfig) -> dict[str, Any]:
@@ -244,8 +295,11 @@ def plot_report(report: dict[str, Any], path: str) -> None:
     device = report.get("device", {})
     what = report.get("label") or f"{device.get('cpu_model', '?')} ({device.get('nproc')} cores)"
     bound = report.get("find_max", {}).get("criteria", {}).get("p95_first_audio_ms_max")
+    pattern = report["config"]["pattern"]
+    if pattern == "danmaku" and not any("danmaku" in lv for lv in report["levels"]):
+        pattern = "bursts"  # reports before 2026-12-03 called the bursts pattern danmaku
     plot_levels(
-        report["levels"], path, x_label=X_LABELS[report["config"]["pattern"]],
+        report["levels"], path, x_label=X_LABELS[pattern],
         bound_ms=bound or report["config"].get("p95_bound_ms", 200.0),
         largest_good=report.get("find_max", {}).get("largest_good") or None,
         title=f"EmoStream load test: {what}, {report['date'][:10]}",
@@ -256,14 +310,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m loadtest", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--url", default="ws://127.0.0.1:8000/v1/stream", help="loopback only")
-    p.add_argument("--pattern", choices=["steady", "poisson", "danmaku"], default="steady")
+    p.add_argument(
+        "--pattern", choices=["steady", "poisson", "bursts", "danmaku"], default="steady"
+    )
     p.add_argument(
         "--level",
         "--streams",
         type=float,
         default=4.0,
         dest="level",
-        help="streams (steady), arrivals/s (poisson) or burst size (danmaku)",
+        help="streams (steady), arrivals/s (poisson), burst size (bursts) or lines per burst "
+        "(danmaku)",
     )
     p.add_argument("--sweep", default="", help="comma-separated levels, e.g. 1,2,4,8")
     p.add_argument("--find-max", action="store_true", help="search the largest good level")
@@ -288,8 +345,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--warmup", type=int, default=1, help="unmeasured utterances per stream")
     p.add_argument("--ramp", type=float, default=3.0, help="steady: stagger starts over s")
     p.add_argument("--settle-s", type=float, default=2.0, help="pause between levels")
-    p.add_argument("--burst-interval", type=float, default=5.0, help="danmaku: s between bursts")
-    p.add_argument("--burst-spread-ms", type=float, default=0.0, help="danmaku: spread")
+    p.add_argument("--burst-interval", type=float, default=5.0,
+                   help="bursts, danmaku: s between bursts")  # fmt: skip
+    p.add_argument("--burst-spread-ms", type=float, default=0.0, help="bursts, danmaku: spread")
+    p.add_argument("--rooms", type=int, default=1, help="danmaku: rooms (one connection each)")
+    p.add_argument("--line-ttl-ms", type=float, default=8000.0, help="danmaku: each line's TTL")
+    p.add_argument(
+        "--queue-max", type=int, default=32,
+        help="danmaku: the server's backlog bound (its line_queue_max) to check against",
+    )  # fmt: skip
+    p.add_argument("--repeat-fraction", type=float, default=0.5,
+                   help="danmaku: share of lines that are repeated phrases")  # fmt: skip
+    p.add_argument("--priority-fraction", type=float, default=0.1,
+                   help="danmaku: share of lines sent with priority 1")  # fmt: skip
+    p.add_argument("--drain-s", type=float, default=30.0,
+                   help="danmaku: wait this long past the TTL for the last outcomes")  # fmt: skip
+    p.add_argument("--cached-p95-bound-ms", type=float, default=5.0,
+                   help="danmaku: goal for cached lines' p95 first audio")  # fmt: skip
     p.add_argument("--max-arrivals", type=int, default=100_000)
     p.add_argument("--max-connections", type=int, default=2048, help="open loop: pool cap")
     p.add_argument("--feed", choices=["whole", "tokens"], default="whole")
@@ -371,7 +443,22 @@ def main(argv: list[str] | None = None) -> int:
             "sample_rate": args.sample_rate,
             "warmup": args.warmup,
             "ramp_s": args.ramp,
-            "burst_interval_s": args.burst_interval if args.pattern == "danmaku" else None,
+            "burst_interval_s": args.burst_interval
+            if args.pattern in ("bursts", "danmaku")
+            else None,
+            **(
+                {
+                    "rooms": args.rooms,
+                    "line_ttl_ms": args.line_ttl_ms,
+                    "queue_max": args.queue_max,
+                    "repeat_fraction": args.repeat_fraction,
+                    "priority_fraction": args.priority_fraction,
+                    "drain_s": args.drain_s,
+                    "voice": args.voice,
+                }
+                if args.pattern == "danmaku"
+                else {}
+            ),
             "procs": args.procs,
             "url": args.url,
         },

@@ -48,7 +48,7 @@ async def test_steady_streams(server: ServerThread) -> None:
         assert abs(r.server_audio_ms - r.audio_ms) <= 20.0  # every packet was counted
 
 
-async def test_danmaku_burst_token_by_token(server: ServerThread) -> None:
+async def test_bursts_token_by_token(server: ServerThread) -> None:
     cfg = ClientConfig(url=server.ws_url, feed="tokens", tokens_per_s=200.0)
     arrivals = burst_arrivals(burst_size=3, interval_s=10.0, duration_s=1.0)
     result = await run_open(cfg, arrivals=arrivals, max_connections=3, warmup=0)
@@ -97,3 +97,27 @@ def test_cli_two_processes(server: ServerThread, tmp_path: Path) -> None:
     (level,) = json.loads(out.read_text())["levels"]
     check_level(level, min_utterances=2)
     assert level["streams"] == 2 and level["client"]["procs"] == 2
+
+
+def test_cli_danmaku_lines_on_one_connection(server: ServerThread, tmp_path: Path) -> None:
+    """Bursts of 12 lines on one socket with a short TTL: the checks hold and every line is
+    accounted for (the fixture's server keeps the default bound of 32)."""
+    out, png = tmp_path / "d.json", tmp_path / "d.png"
+    rc = main([
+        "--url", server.ws_url, "--pattern", "danmaku", "--level", "12", "--duration", "2",
+        "--burst-interval", "1", "--line-ttl-ms", "1500", "--drain-s", "10", "--no-metrics",
+        "-o", str(out), "--plot", str(png), "-q",
+    ])  # fmt: skip
+    assert rc == 0
+    report = json.loads(out.read_text())
+    assert report["config"]["pattern"] == "danmaku" and report["config"]["line_ttl_ms"] == 1500
+    (level,) = report["levels"]
+    dm = level["danmaku"]
+    acc = dm["checks"]["accounting"]
+    assert acc["sent"] == 24 and acc["unreported"] == 0 and acc["ok"], acc
+    assert acc["spoken"] + sum(acc["dropped"].values()) + sum(acc["refused"].values()) == 24
+    assert acc["spoken"] >= 1 and level["utterances_ok"] == acc["spoken"]
+    assert dm["checks"]["ttl"]["ok"] and dm["checks"]["backlog"]["ok"]
+    assert dm["checks"]["backlog"]["max_depth"] <= 32
+    assert dm["first_audio_ms"]["live"]["n"] + dm["first_audio_ms"]["cached"]["n"] == acc["spoken"]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
