@@ -152,18 +152,26 @@ def test_paced_lines_go_one_at_a_time_and_expire_in_the_bridge(
     assert all(e["waited_ms"] >= 2500 for e in bridge_drops)
 
 
-def test_unix_socket_input(small_queue: ServerThread) -> None:
+@pytest.mark.parametrize("kind", ["unix", "tcp"])
+def test_local_socket_input(small_queue: ServerThread, kind: str) -> None:
     path = os.path.join(tempfile.mkdtemp(prefix="dm"), "chat.sock")
+    port = free_port()
+    listen = f"unix:{path}" if kind == "unix" else f"tcp:127.0.0.1:{port}"
     rec, audio = Recorder(), io.BytesIO()
-    b = bridge(small_queue.ws_url, rec, audio, listen=f"unix:{path}")
+    b = bridge(small_queue.ws_url, rec, audio, listen=listen)
+
+    async def open_input() -> asyncio.StreamWriter:
+        if kind == "unix":
+            return (await asyncio.open_unix_connection(path))[1]
+        return (await asyncio.open_connection("127.0.0.1", port))[1]
 
     async def go() -> int:
         task = asyncio.create_task(b.run())
         async with asyncio.timeout(30):
-            while not os.path.exists(path):
+            while not [e for e in rec.events if e.get("event") == "listening"]:
                 await asyncio.sleep(0.05)
             for who in ("ann", "bo"):
-                _, w = await asyncio.open_unix_connection(path)
+                w = await open_input()
                 w.write(json.dumps({"text": f"Hi from {who}.", "id": who}).encode() + b"\n")
                 w.write(b"not json but fine\n{bad\n")
                 await w.drain()
