@@ -236,3 +236,19 @@ def test_cli_pipes_stdin_to_a_wav_file_and_logs_events(
     assert events[-1]["event"] == "exit" and events[-1]["spoken"] == 3
     pcm, rate = sf.read(out, dtype="int16")
     assert rate == 24000 and len(pcm) > 24000
+
+
+def test_api_key_is_sent_and_a_refused_key_ends_the_bridge(joe: PiperVoice, tmp_path: Path) -> None:
+    app = make_app(joe, str(tmp_path), api_keys="sekrit-key-for-tests")
+    with ServerThread(app) as srv:
+        rec = Recorder()
+        b = bridge(srv.ws_url, rec, None, api_key="sekrit-key-for-tests")
+        assert asyncio.run(b.run(stdin=stdin_of("Hello with a key."))) == 0
+        assert b.outbox.tally.spoken == 1
+        rec = Recorder()
+        b = bridge(srv.ws_url, rec, None, api_key="wrong")
+        t0 = time.monotonic()
+        assert asyncio.run(b.run(stdin=stdin_of("Hello without."))) == 2
+        assert time.monotonic() - t0 < 10  # no endless retries
+        (summary,) = [e for e in rec.events if e.get("event") == "exit"]
+        assert "refused the connection" in summary["error"] and summary["left"] == 1
