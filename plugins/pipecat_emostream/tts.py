@@ -1,31 +1,35 @@
-"""EmoStream as a Pipecat TTS service, over WebSocket protocol v1 (``/v1/stream``).
+"""EmoStream as a Pipecat TTS service, over WebSocket protocol v1.1 (``/v1/stream``, contexts).
 
-One socket per service. A Pipecat turn context (the sentences of one LLM reply, or one
-``TTSSpeakFrame``) is one EmoStream utterance: ``start`` (with ``word_timestamps: true`` and
-PCM s16le output) when its first text arrives, a ``text`` message per sentence or token, ``end``
-when Pipecat closes the turn. The server speaks one utterance per socket at a time, so a
-turn that begins while the previous one is still being synthesised waits for its ``done``.
+One socket per service, one EmoStream context per Pipecat turn context (the sentences of one
+LLM reply, or one ``TTSSpeakFrame``): ``start`` with the turn's ``context_id`` (and
+``word_timestamps: true``, PCM s16le output, the turn's voice and controls) when its first text
+arrives, a ``text`` message per sentence or token, ``end`` when Pipecat closes the turn. The
+server synthesises contexts concurrently, so a turn never waits for the previous one's
+``done``; each binary frame's header names its context's channel, and its audio goes to that
+turn's audio context (Pipecat plays the turns in order).
 
 Word timestamps: each ``words`` event becomes :meth:`add_word_timestamps` entries (the word
 as the client wrote it, its start on the utterance's audio timeline), so Pipecat emits
-``TTSTextFrame`` words in step with playback. Interruption: the turn's context is dropped by
-Pipecat and this service sends ``cancel``; the server's ``done`` (``cancelled: true``, with
-``words_sent`` and ``sent_ms``: what the listener can have heard) is reported through the
-``on_utterance_done`` event, and the next turn starts only after it.
+``TTSTextFrame`` words in step with playback. Interruption: Pipecat drops the turn's audio
+context and this service sends ``cancel`` for that context only; the server's ``done``
+(``cancelled: true``, with ``words_sent`` and ``sent_ms``: what the listener can have heard)
+is reported through the ``on_utterance_done`` event. The next turn starts at once.
 
-Resampling (a pipeline rate the server does not offer, e.g. 8 kHz): the utterance's audio is
-one stream through a soxr stream resampler, which works in blocks and so holds back up to
-~175 ms (24 -> 8 kHz: 1100-sample blocks); its tail is flushed into the turn at ``done``, so
-no audio is lost. The resampler is this service's own, never cleared on a pause in the
-server's chunks (Pipecat's default clears after 0.2 s, dropping what it held), and reset when
-an utterance begins.
+Resampling (a pipeline rate the server does not offer, e.g. 8 kHz): each context's audio is
+one stream through its own soxr stream resampler, which works in blocks and so holds back up
+to ~175 ms (24 -> 8 kHz: 1100-sample blocks); its tail is flushed into the turn at ``done``, so
+no audio is lost. The resampler is never cleared on a pause in the server's chunks (Pipecat's
+default clears after 0.2 s, dropping what it held).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
+import struct
 import unicodedata
+import uuid
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +52,9 @@ from websockets.protocol import State
 SERVER_RATES = (16000, 24000, 48000)  # what a start's format may ask for
 CONTROLS = ("speed", "emotion", "intensity", "pitch_shift", "energy")
 SOCKET_ERRORS = (OSError, TimeoutError, WebSocketException)  # connect, send, close
+# v1.1 binary frame header: version 1, flags, channel (uint16 BE), sequence (uint32 BE).
+FRAME_HEADER = struct.Struct(">BBHI")
+CONTEXT_ID = re.compile(r"[A-Za-z0-9._:\-]{1,64}")
 
 
 @dataclass
@@ -69,13 +76,16 @@ class EmoStreamTTSSettings(TTSSettings):
 
 @dataclass
 class _Utterance:
-    """The utterance open on the socket: one Pipecat turn context."""
+    """One Pipecat turn context: one EmoStream context on the socket."""
 
-    context_id: str
+    context_id: str  # Pipecat's
+    wire_id: str  # the EmoStream context_id (Pipecat's when it is a valid one)
+    resampler: Any = None  # this context's stream resampler (rates the server does not offer)
     started: bool = False  # the server answered ``started``
     ended: bool = False  # ``end`` sent
     cancelled: bool = False  # ``cancel`` sent (interrupted)
     stream_id: str | None = None
+    channel: int | None = None
 
 
 def _is_cjk(word: str) -> bool:
@@ -93,8 +103,8 @@ class EmoStreamTTSService(WebsocketTTSService):
             server's default voice.
         sample_rate: output rate; by default the pipeline's. 16, 24 and 48 kHz come straight
             from the server, any other rate is resampled from 24 kHz here.
-        done_timeout_s: how long a new turn waits for the previous utterance's ``done``
-            before the socket is replaced.
+        done_timeout_s: kept for compatibility (protocol v1 made a turn wait for the
+            previous ``done``; with contexts no turn waits).
         text_aggregation_mode: ``SENTENCE`` (default: each sentence is sent and flushed) or
             ``TOKEN`` (tokens go straight to the server, whose segmenter splits them).
 
@@ -138,13 +148,10 @@ class EmoStreamTTSService(WebsocketTTSService):
         self._done_timeout_s = done_timeout_s
         self._receive_task: asyncio.Task[None] | None = None
         self._receive_ws: Any = None  # the socket that task reads
-        self._utt: _Utterance | None = None
-        self._idle = asyncio.Event()  # no utterance awaiting its done
-        self._idle.set()
+        self._utts: dict[str, _Utterance] = {}  # by EmoStream context id, start to done
+        self._by_context: dict[str, _Utterance] = {}  # by Pipecat context id
+        self._by_channel: dict[int, _Utterance] = {}
         self.last_done: dict[str, Any] | None = None
-        # One utterance = one resampled stream: never cleared mid-utterance (a pause in the
-        # server's chunks is not a gap in the audio), flushed at done, reset at each start.
-        self._utt_resampler = create_stream_resampler(clear_after_secs=None)
         self._register_event_handler("on_utterance_done")
 
     def can_generate_metrics(self) -> bool:
@@ -199,15 +206,25 @@ class EmoStreamTTSService(WebsocketTTSService):
             logger.debug(f"{self}: close: {e}")
         finally:
             self._websocket = None
-            await self._abandon_utterance()
+            await self._abandon_utterances()
             await self._call_event_handler("on_disconnected")
 
-    async def _abandon_utterance(self) -> None:
-        """The socket is gone: no ``done`` will come for the open utterance."""
-        utt, self._utt = self._utt, None
-        if utt is not None:
+    async def _abandon_utterances(self) -> None:
+        """The socket is gone: no ``done`` will come for the open contexts."""
+        utts = list(self._utts.values())
+        self._utts.clear()
+        self._by_context.clear()
+        self._by_channel.clear()
+        for utt in utts:
             await self._end_context(utt)
-        self._idle.set()
+
+    def _forget(self, utt: _Utterance) -> None:
+        if self._utts.get(utt.wire_id) is utt:
+            del self._utts[utt.wire_id]
+        if self._by_context.get(utt.context_id) is utt:
+            del self._by_context[utt.context_id]
+        if utt.channel is not None and self._by_channel.get(utt.channel) is utt:
+            del self._by_channel[utt.channel]
 
     async def _end_context(self, utt: _Utterance) -> None:
         """Close the turn's audio context (unless an interruption already dropped it)."""
@@ -223,9 +240,10 @@ class EmoStreamTTSService(WebsocketTTSService):
         await self._websocket.send(json.dumps(msg))
 
     # -- turns -------------------------------------------------------------------------
-    def _start_message(self) -> dict[str, Any]:
+    def _start_message(self, wire_id: str) -> dict[str, Any]:
         msg: dict[str, Any] = {
             "type": "start",
+            "context_id": wire_id,
             "word_timestamps": True,
             "format": {"codec": "pcm_s16le", "sample_rate": self._server_rate},
         }
@@ -237,32 +255,30 @@ class EmoStreamTTSService(WebsocketTTSService):
                 msg[name] = value
         return msg
 
-    async def _wait_idle(self) -> None:
-        try:
-            await asyncio.wait_for(self._idle.wait(), self._done_timeout_s)
-        except TimeoutError:
-            logger.warning(f"{self}: no 'done' in {self._done_timeout_s} s; replacing the socket")
-            await self._disconnect_websocket()
-
-    async def _begin(self, context_id: str) -> None:
-        await self._wait_idle()
+    async def _begin(self, context_id: str) -> _Utterance:
         if self._websocket is None or self._websocket.state is not State.OPEN:
             await self._connect()
-        self._utt = _Utterance(context_id)
-        self._idle.clear()
-        await self._utt_resampler.reset()  # nothing of an abandoned utterance carries over
-        await self._send(self._start_message())
+        wire_id = context_id if CONTEXT_ID.fullmatch(context_id) else uuid.uuid4().hex
+        while wire_id in self._utts:  # the same turn again before its old context's done
+            wire_id = uuid.uuid4().hex
+        utt = _Utterance(context_id, wire_id)
+        if self._server_rate != self.sample_rate:
+            utt.resampler = create_stream_resampler(clear_after_secs=None)
+        self._utts[wire_id] = utt
+        self._by_context[context_id] = utt
+        await self._send(self._start_message(wire_id))
+        return utt
 
     async def run_tts(self, text: str, context_id: str) -> AsyncGenerator[Frame | None, None]:
-        """Send ``text`` into the utterance of ``context_id`` (opened on its first text)."""
+        """Send ``text`` into the context of ``context_id`` (opened on its first text)."""
         try:
-            utt = self._utt
-            if utt is None or utt.context_id != context_id or utt.ended or utt.cancelled:
-                await self._begin(context_id)
-            await self._send({"type": "text", "text": text})
+            utt = self._by_context.get(context_id)
+            if utt is None or utt.ended or utt.cancelled:
+                utt = await self._begin(context_id)
+            await self._send({"type": "text", "context_id": utt.wire_id, "text": text})
             if self._text_aggregation_mode == TextAggregationMode.SENTENCE:
                 # A whole sentence: speak it now rather than wait for more text.
-                await self._send({"type": "flush"})
+                await self._send({"type": "flush", "context_id": utt.wire_id})
             await self.start_tts_usage_metrics(text)
         except SOCKET_ERRORS as e:
             yield ErrorFrame(error=f"EmoStream: {e}")
@@ -272,30 +288,34 @@ class EmoStreamTTSService(WebsocketTTSService):
         yield None  # audio arrives on the receive task
 
     async def flush_audio(self, context_id: str | None = None) -> None:
-        """The turn is complete: ``end`` its utterance (``done`` follows its last audio)."""
-        utt = self._utt
-        if utt is None or utt.ended or utt.cancelled:
-            return
-        if context_id is not None and context_id != utt.context_id:
-            return
-        utt.ended = True
-        try:
-            await self._send({"type": "end"})
-        except SOCKET_ERRORS as e:
-            logger.warning(f"{self}: end: {e}")
-            await self._abandon_utterance()
+        """The turn is complete: ``end`` its context (``done`` follows its last audio); with
+        no ``context_id``, every open context."""
+        if context_id is None:
+            utts = list(self._by_context.values())
+        else:
+            utts = [u for u in (self._by_context.get(context_id),) if u is not None]
+        for utt in utts:
+            if utt.ended or utt.cancelled:
+                continue
+            utt.ended = True
+            try:
+                await self._send({"type": "end", "context_id": utt.wire_id})
+            except SOCKET_ERRORS as e:
+                logger.warning(f"{self}: end: {e}")
+                await self._abandon_utterances()
+                return
 
     async def on_audio_context_interrupted(self, context_id: str) -> None:
-        """Barge-in: ``cancel`` the utterance; its ``done`` reports what was heard."""
+        """Barge-in: ``cancel`` that turn's context only; its ``done`` reports what was heard."""
         await self.stop_all_metrics()
-        utt = self._utt
-        if utt is not None and utt.context_id == context_id and not utt.cancelled:
+        utt = self._by_context.get(context_id)
+        if utt is not None and not utt.cancelled:
             utt.cancelled = True
             try:
-                await self._send({"type": "cancel"})
+                await self._send({"type": "cancel", "context_id": utt.wire_id})
             except SOCKET_ERRORS as e:
                 logger.warning(f"{self}: cancel: {e}")
-                await self._abandon_utterance()
+                await self._abandon_utterances()
         await super().on_audio_context_interrupted(context_id)
 
     # -- server events -----------------------------------------------------------------
@@ -311,9 +331,9 @@ class EmoStreamTTSService(WebsocketTTSService):
         if self._websocket is not ws:
             return  # replaced meanwhile; its own task took over
         self._websocket = None
-        if self._utt is not None and not self._disconnecting:
+        if self._utts and not self._disconnecting:
             await self.push_error(error_msg=f"EmoStream: connection lost mid-utterance ({lost})")
-        await self._abandon_utterance()
+        await self._abandon_utterances()
 
     async def _receive_messages(self) -> None:
         ws = self._receive_ws
@@ -325,12 +345,16 @@ class EmoStreamTTSService(WebsocketTTSService):
             else:
                 await self._on_event(json.loads(message))
 
-    async def _on_audio(self, pcm: bytes) -> None:
-        utt = self._utt
+    async def _on_audio(self, frame: bytes) -> None:
+        if len(frame) < FRAME_HEADER.size:
+            return
+        _version, _flags, channel, _seq = FRAME_HEADER.unpack_from(frame)
+        utt = self._by_channel.get(channel)
         if utt is None or utt.cancelled:
             return  # audio of an interrupted turn still in flight
-        if self._server_rate != self.sample_rate:
-            pcm = await self._utt_resampler.resample(pcm, self._server_rate, self.sample_rate)
+        pcm = frame[FRAME_HEADER.size :]
+        if utt.resampler is not None:
+            pcm = await utt.resampler.resample(pcm, self._server_rate, self.sample_rate)
             if not pcm:
                 return  # held in the resampler's block
         await self._append_audio(utt, pcm)
@@ -340,21 +364,25 @@ class EmoStreamTTSService(WebsocketTTSService):
             utt.context_id, TTSAudioRawFrame(pcm, self.sample_rate, 1, context_id=utt.context_id)
         )
 
-    async def _flush_resampler(self, utt: _Utterance | None) -> None:
-        """The utterance's audio is complete: emit what the resampler still holds."""
-        if self._server_rate == self.sample_rate:
+    async def _flush_resampler(self, utt: _Utterance) -> None:
+        """The context's audio is complete: emit what its resampler still holds."""
+        if utt.resampler is None:
             return
-        tail = await self._utt_resampler.flush()
-        if tail and utt is not None and not utt.cancelled:
+        tail = await utt.resampler.flush()
+        if tail and not utt.cancelled:
             await self._append_audio(utt, tail)
 
     async def _on_event(self, msg: dict[str, Any]) -> None:
         kind = msg.get("type")
-        utt = self._utt
+        wire_id = msg.get("context_id")
+        utt = self._utts.get(wire_id) if isinstance(wire_id, str) else None
         if kind == "started":
             if utt is not None:
                 utt.started = True
                 utt.stream_id = msg.get("stream_id")
+                utt.channel = msg.get("channel")
+                if isinstance(utt.channel, int):
+                    self._by_channel[utt.channel] = utt
                 if msg.get("word_timestamps") is False:
                     logger.warning(f"{self}: voice {msg.get('voice')!r} gives no word timestamps")
         elif kind == "words":
@@ -362,12 +390,11 @@ class EmoStreamTTSService(WebsocketTTSService):
                 return
             await self._add_words(utt.context_id, msg.get("words", []))
         elif kind == "done":
-            self._utt = None
             self.last_done = msg
-            await self._flush_resampler(utt)  # before the turn's TTSStoppedFrame
             if utt is not None:
+                self._forget(utt)
+                await self._flush_resampler(utt)  # before the turn's TTSStoppedFrame
                 await self._end_context(utt)
-            self._idle.set()
             await self._call_event_handler("on_utterance_done", msg)
         elif kind == "error":
             await self._on_error(utt, msg)
@@ -387,18 +414,17 @@ class EmoStreamTTSService(WebsocketTTSService):
 
     async def _on_error(self, utt: _Utterance | None, msg: dict[str, Any]) -> None:
         code, text = msg.get("code"), msg.get("message", "")
-        if code == "not_started":
-            # A cancel that crossed the utterance's own done, or text after a refused
-            # start: nothing is open on the server, nothing to report.
+        if code == "unknown_context" or (code == "already_ended" and utt is None):
+            # A cancel that crossed the context's own done, or text after a refused start:
+            # nothing is open on the server, nothing to report.
             logger.debug(f"{self}: {code}: {text}")
             return
         if code == "idle_timeout":
             logger.debug(f"{self}: the server closed the idle socket")
             return
         if utt is not None and not utt.started:
-            # The start was refused (unknown_voice, unsupported_control, busy, ...): no done
-            # will follow, so the turn ends here.
-            self._utt = None
+            # The start was refused (unknown_voice, unsupported_control, busy,
+            # too_many_contexts, ...): no done will follow, so the turn ends here.
+            self._forget(utt)
             await self._end_context(utt)
-            self._idle.set()
         await self.push_error(error_msg=f"EmoStream {code}: {text}")

@@ -100,7 +100,7 @@ async def test_one_utterance_per_stream_with_that_turns_options(server: ServerTh
         first, _, _ = await speak(tts, pieces)
         tts.update_options(speed=1.5)
         second, timed, _ = await speak(tts, pieces)
-        # Two turns at once take two sockets; each is its own utterance.
+        # Two turns at once share the socket, each its own context.
         both = await asyncio.gather(speak(tts, ["First of two."]), speak(tts, ["Second."]))
     finally:
         await tts.aclose()
@@ -175,3 +175,42 @@ async def test_the_next_turn_reconnects_after_the_server_closed_the_idle_socket(
         await tts.aclose()
     assert ["".join(first), "".join(second)] == ["Turn one.", "Turn two."]
     assert [d["cancelled"] for d in turns.dones] == [False, False]
+
+
+async def test_turns_share_one_socket_and_closing_one_leaves_the_other_whole(
+    server: ServerThread,
+) -> None:
+    """Context per turn: concurrent streams are contexts on one socket; closing one (barge-in)
+    cancels that context only, and the other's audio and words arrive whole."""
+    tts = plugin.TTS(url=server.ws_url)
+    turns = Turns(tts)
+    connects = 0
+    connect_ws = tts._connect_ws
+
+    async def counting(timeout: float) -> Any:
+        nonlocal connects
+        connects += 1
+        return await connect_ws(timeout)
+
+    tts._connect_ws = counting
+    cut: list[rtc.AudioFrame] = []
+    try:
+        long_turn = tts.stream()
+        long_turn.push_text(LONG_TEXT)
+        long_turn.end_input()
+        other = asyncio.create_task(speak(tts, ["The other turn is spoken whole."]))
+        async for ev in long_turn:
+            cut.append(ev.frame)
+            if duration_ms(cut) >= 500:
+                break
+        await long_turn.aclose()
+        frames, timed, _ = await other
+        await tts.settled()
+    finally:
+        await tts.aclose()
+    assert connects == 1
+    by_cancel = {d["cancelled"]: d for d in turns.dones}
+    assert sorted(by_cancel) == [False, True] and len(turns.dones) == 2
+    assert "".join(timed) == "The other turn is spoken whole."
+    assert whole(duration_ms(frames), by_cancel[False])
+    assert by_cancel[True]["sent_ms"] < 0.5 * 25_000

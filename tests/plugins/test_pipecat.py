@@ -249,3 +249,45 @@ async def test_the_next_turn_reconnects_after_the_server_closed_the_idle_socket(
     assert not b.errors(), b.errors()
     assert [d["cancelled"] for d in b.dones] == [False, False]
     assert spoken(b.sink.of(TTSTextFrame)) == ["Turn", "1", "Turn", "2"]
+
+
+async def test_each_turn_is_a_context_on_one_socket_and_none_waits(server: ServerThread) -> None:
+    """Two turns queued at once: one socket, a context per turn (Pipecat's context id), the
+    second turn's start sent before the first turn's done; each turn's audio whole and its
+    words its own."""
+    texts = ["The first turn has a few words to say.", "And the second turn follows it."]
+    async with bot(server) as b:
+        log: list[tuple[str, str]] = []
+        send, on_event, connect = b.tts._send, b.tts._on_event, b.tts._websocket_connect
+        connects = 0
+
+        async def sending(msg: dict[str, Any]) -> None:
+            if msg["type"] == "start":
+                log.append(("start", msg["context_id"]))
+            await send(msg)
+
+        async def receiving(msg: dict[str, Any]) -> None:
+            if msg.get("type") == "done":
+                log.append(("done", msg["context_id"]))
+            await on_event(msg)
+
+        async def connecting(*args: Any, **kwargs: Any) -> Any:
+            nonlocal connects
+            connects += 1
+            return await connect(*args, **kwargs)
+
+        b.tts._send, b.tts._on_event, b.tts._websocket_connect = sending, receiving, connecting
+        await b.send(TTSSpeakFrame(texts[0]), TTSSpeakFrame(texts[1]))
+        await b.until(lambda: len(b.dones) == 2 and len(b.sink.of(TTSStoppedFrame)) == 2)
+        await asyncio.sleep(0.2)
+    assert not b.errors(), b.errors()
+    assert connects == 0  # the socket opened at start was the only one
+    starts = [ctx for kind, ctx in log if kind == "start"]
+    contexts = [s.context_id for s in b.sink.of(TTSStartedFrame)]
+    assert starts == contexts and len(set(starts)) == 2
+    assert [kind for kind, _ in log][:2] == ["start", "start"], log
+    for ctx, text in zip(contexts, texts, strict=True):
+        audio = [f for f in b.sink.of(TTSAudioRawFrame) if f.context_id == ctx]
+        done = next(d for d in b.dones if d["context_id"] == ctx)
+        assert abs(audio_ms(audio) - done["audio_ms"]) <= 20.0 + 1e-6
+    assert spoken(b.sink.of(TTSTextFrame)) == words_of(" ".join(texts))
