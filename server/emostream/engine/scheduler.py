@@ -1,0 +1,438 @@
+"""One scheduler for every model call of every stream on one device (sans-I/O).
+
+The engine process (:mod:`emostream.engine.engine_process`) runs the loop vLLM's
+``EngineCore.step`` has: **schedule** (this module picks the next batch), **execute** (the
+device runs it), **deliver** (results go back by request id). Acoustic-model calls and
+vocoder windows share one queue, so the two stages no longer have their own threads and
+schedulers competing for the device.
+
+* **Stages**: each batched stage (a model) has a :class:`StageSpec`: its batch sizes and,
+  when the executor needs padded shapes (CUDA graphs), its length buckets. Items of one
+  stage key batch together; the key is what a voice declares
+  (:class:`emostream.voices.base.BatchedStage`), so no voice type is checked here.
+* **Earliest deadline first**: every item carries ``due`` (``time.monotonic``: when the
+  listener runs out of audio; a new utterance's work is due at once). The most urgent
+  queued item, whatever its stage, picks the stage and the smallest length bucket that
+  holds it.
+* **Batch**: rows are taken in passes over the stage's streams, most urgent first, one
+  item per stream per pass (a stream with a backlog fills spare rows only after every
+  other stream had one: no stream starves another), a stream's items in submission order.
+  A longer length bucket is chosen when it carries more real frames per second of device
+  time (the :class:`CostModel`). The batch is **closed** when one more row would push the
+  batch's cost past the most urgent item's slack, unless that item is late anyway (then
+  the fullest batch clears the backlog fastest).
+* **Deliver / cancel**: :meth:`EngineScheduler.complete` returns the deliveries of a
+  finished plan, less those of streams cancelled meanwhile; :meth:`EngineScheduler.cancel`
+  drops a stream's queued items (returned, for the I/O layer to fail their waiters) and
+  forgets the stream.
+* **Load**: :meth:`EngineScheduler.load` summarises what admission
+  (:mod:`emostream.engine.admission`) needs: live streams, the device's busy share and
+  the engine's latency of urgent items over the last ``window_s``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import itertools
+import math
+from collections import deque
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    """A batched stage: ``batch_sizes`` ascending (padded rows); ``lengths``: padded
+    length buckets (ascending), or empty when the executor takes any lengths unpadded."""
+
+    key: str
+    batch_sizes: tuple[int, ...] = (1,)
+    lengths: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name, values in (("batch_sizes", self.batch_sizes), ("lengths", self.lengths)):
+            if list(values) != sorted(set(values)) or (values and values[0] < 1):
+                raise ValueError(f"StageSpec.{name} must be ascending positive ints: {values}")
+        if not self.batch_sizes:
+            raise ValueError("StageSpec.batch_sizes must not be empty")
+
+    @property
+    def max_batch(self) -> int:
+        return self.batch_sizes[-1]
+
+    def batch_bucket(self, rows: int) -> int:
+        i = bisect.bisect_left(self.batch_sizes, rows)
+        if i == len(self.batch_sizes):
+            raise ValueError(f"batch of {rows} exceeds {self.max_batch}")
+        return self.batch_sizes[i]
+
+    def length_bucket(self, length: int) -> int:
+        """The padded length of an item (itself when the stage has no length buckets)."""
+        if not self.lengths:
+            return length
+        i = bisect.bisect_left(self.lengths, length)
+        if i == len(self.lengths):
+            raise ValueError(f"{self.key}: length {length} exceeds {self.lengths[-1]}")
+        return self.lengths[i]
+
+
+class CostModel(Protocol):
+    def cost(self, stage: str, batch: int, length: int) -> float:
+        """Seconds of device time for one padded batch ``batch x length`` of ``stage``."""
+        ...
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    rid: int  # request id, unique per scheduler (the caller's)
+    stream: Hashable
+    stage: str
+    length: int  # units or frames before padding
+    due: float
+    submitted: float
+    seq: int  # global submission order (ties)
+    payload: Any = field(default=None, compare=False)
+
+    @property
+    def urgent(self) -> bool:
+        """Submitted with no slack: the listener has nothing buffered (a first chunk)."""
+        return self.due <= self.submitted
+
+
+@dataclass(frozen=True)
+class Plan:
+    stage: str
+    items: tuple[WorkItem, ...]
+    batch: int  # padded rows (a bucket)
+    length: int  # padded length
+    cost_s: float  # the cost model's estimate
+    started: float
+
+
+@dataclass(frozen=True)
+class Delivery:
+    rid: int
+    stream: Hashable
+    latency_s: float  # submitted -> delivered
+    late: bool  # delivered after ``due`` (never counted for urgent items)
+
+
+@dataclass(frozen=True)
+class LoadSnapshot:
+    """What the scheduler knows of its load at ``now`` (see :meth:`EngineScheduler.load`)."""
+
+    now: float
+    live_streams: int
+    queued: int
+    busy_fraction: float  # device busy share over the window
+    demand_fraction: float  # the window's rows at full-batch cost, per second (see load())
+    urgent_p95_s: float  # engine latency of urgent items (0: none in the window)
+    late_recent: int  # non-urgent items delivered late in the window
+    starts_recent: int  # streams first seen in the window
+    work_per_stream_s: float  # a finished stream's calls at full-batch cost (moving average)
+
+    @property
+    def committed_fraction(self) -> float:
+        """Device share the streams started in the window commit to (their expected work
+        per second): unlike ``demand_fraction`` it sees a burst of new streams at once."""
+        window = self.window_s if self.window_s > 0 else 1.0
+        return self.starts_recent * self.work_per_stream_s / window
+
+    window_s: float = 2.0
+
+
+@dataclass
+class SchedulerStats:
+    plans: int = 0
+    items: int = 0
+    late: int = 0
+    cancelled: int = 0
+    busy_s: float = 0.0
+    by_stage: dict[str, int] = field(default_factory=dict)  # plans per stage
+
+
+class EngineScheduler:
+    """See the module docs. Not thread-safe: the engine loop owns it."""
+
+    def __init__(
+        self,
+        stages: Iterable[StageSpec],
+        cost: CostModel,
+        *,
+        window_s: float = 2.0,
+        stream_idle_s: float = 30.0,
+        urgent_budget_s: float = 0.025,
+    ) -> None:
+        """``window_s``: what :meth:`load` looks back over; ``stream_idle_s``: a stream with
+        no call this long is no longer live; ``urgent_budget_s``: the batch-closing slack
+        of an urgent item (a first chunk is due at once, yet a batch may take this long)."""
+        self.urgent_budget_s = urgent_budget_s
+        self.stages: dict[str, StageSpec] = {}
+        self.cost = cost
+        self.window_s = window_s
+        self.stream_idle_s = stream_idle_s
+        self.stats = SchedulerStats()
+        self._queues: dict[str, dict[Hashable, deque[WorkItem]]] = {}
+        self._heap: list[tuple[float, int, int]] = []  # (due, seq, rid), stale entries skipped
+        self._queued: dict[int, WorkItem] = {}
+        self._in_flight: dict[int, WorkItem] = {}
+        self._last_due: dict[tuple[Hashable, str], float] = {}
+        self._last_seen: dict[Hashable, float] = {}
+        self._seq = itertools.count()
+        self._busy: deque[tuple[float, float]] = deque()  # (start, end) of finished plans
+        self._work: deque[tuple[float, float]] = deque()  # (end, rows at full-batch cost)
+        self._starts: deque[float] = deque()  # when streams were first seen
+        self._stream_work: dict[Hashable, float] = {}  # work delivered so far, per stream
+        self.work_per_stream_s = 0.0  # moving average over finished streams
+        self._urgent: deque[tuple[float, float]] = deque()  # (delivered at, latency)
+        self._late: deque[float] = deque()  # when late items were delivered
+        for spec in stages:
+            self.add_stage(spec)
+
+    def add_stage(self, spec: StageSpec) -> None:
+        self.stages[spec.key] = spec
+        self._queues.setdefault(spec.key, {})
+
+    # -- submissions -------------------------------------------------------------------
+
+    def submit(
+        self,
+        rid: int,
+        stream: Hashable,
+        stage: str,
+        *,
+        length: int,
+        now: float,
+        due: float | None = None,
+        payload: Any = None,
+        track: bool = True,
+    ) -> WorkItem:
+        """Queue one call. ``due`` defaults to ``now`` (urgent); a stream's due times per
+        stage never go backwards (so EDF keeps its calls in submission order).
+        ``track=False``: a one-off call under its own stream id, not counted as a stream
+        (live, starts, work; e.g. an acoustic call, which the runner cannot tie to its
+        stream), and not to be cancelled."""
+        spec = self.stages.get(stage)
+        if spec is None:
+            raise KeyError(f"unknown stage {stage!r}")
+        if length < 1:
+            raise ValueError("length must be >= 1")
+        spec.length_bucket(length)  # raises when no bucket holds it
+        if rid in self._queued or rid in self._in_flight:
+            raise ValueError(f"request id {rid} is already pending")
+        when = now if due is None else due
+        if track:
+            when = max(when, self._last_due.get((stream, stage), when))
+            self._last_due[(stream, stage)] = when
+            if stream not in self._last_seen:
+                self._starts.append(now)
+                self._stream_work.setdefault(stream, 0.0)
+            self._last_seen[stream] = now
+        item = WorkItem(rid, stream, stage, length, when, now, next(self._seq), payload)
+        self._queues[stage].setdefault(stream, deque()).append(item)
+        self._queued[rid] = item
+        heapq.heappush(self._heap, (when, item.seq, rid))
+        return item
+
+    def cancel(self, stream: Hashable) -> list[WorkItem]:
+        """Drop ``stream``'s queued items (returned) and forget it; results of its items
+        on the device are not delivered."""
+        dropped: list[WorkItem] = []
+        for queues in self._queues.values():
+            queue = queues.pop(stream, None)
+            if queue:
+                dropped.extend(queue)
+        for item in dropped:
+            del self._queued[item.rid]
+        for rid in [r for r, i in self._in_flight.items() if i.stream == stream]:
+            del self._in_flight[rid]
+        for key in [k for k in self._last_due if k[0] == stream]:
+            del self._last_due[key]
+        self._last_seen.pop(stream, None)
+        work = self._stream_work.pop(stream, 0.0)
+        if work > 0.0:
+            old = self.work_per_stream_s
+            self.work_per_stream_s = work if old == 0.0 else old + 0.05 * (work - old)
+        self.stats.cancelled += len(dropped)
+        return sorted(dropped, key=lambda i: i.seq)
+
+    # -- scheduling --------------------------------------------------------------------
+
+    @property
+    def queued(self) -> int:
+        return len(self._queued)
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._in_flight)
+
+    def streams(self) -> set[Hashable]:
+        """Streams with queued or running calls."""
+        items = itertools.chain(self._queued.values(), self._in_flight.values())
+        return {i.stream for i in items}
+
+    def _head(self) -> WorkItem | None:
+        heap = self._heap
+        while heap and heap[0][2] not in self._queued:
+            heapq.heappop(heap)
+        return self._queued[heap[0][2]] if heap else None
+
+    def next_due(self) -> float | None:
+        """The most urgent queued item's due time (None when nothing is queued)."""
+        head = self._head()
+        return None if head is None else head.due
+
+    def close_by(self, item: WorkItem) -> float:
+        """When ``item``'s batch must be done: its due time, or for an urgent item (due on
+        submission) ``urgent_budget_s`` after it was submitted."""
+        return item.submitted + self.urgent_budget_s if item.urgent else item.due
+
+    def schedule(self, now: float) -> Plan | None:
+        """The next batch to run (its items leave the queue), or None when none is queued."""
+        head = self._head()
+        if head is None:
+            return None
+        spec = self.stages[head.stage]
+        queues = self._queues[head.stage]
+        order = sorted(queues, key=lambda s: (queues[s][0].due, queues[s][0].seq))
+        first = spec.length_bucket(head.length)
+        lengths = [n for n in spec.lengths if n >= first] or [first]
+        stage_total = sum(len(q) for q in queues.values())
+        best: tuple[float, list[WorkItem], int, float] | None = None
+        slack = self.close_by(head) - now
+        late_anyway = self.cost.cost(spec.key, 1, first) > slack
+        for bucket in lengths:
+            items = self._fill(spec, order, queues, bucket, slack, late_anyway)
+            if not items:
+                continue  # one row of this length would already eat the head's slack
+            length = bucket if spec.lengths else max(i.length for i in items)
+            cost = self.cost.cost(spec.key, spec.batch_bucket(len(items)), length)
+            score = sum(i.length for i in items) / max(cost, 1e-12)
+            if best is None or score > best[0] * (1.0 + 1e-9):
+                best = (score, items, length, cost)
+            if len(items) in (stage_total, spec.max_batch):
+                break  # a longer bucket could only add padding
+        assert best is not None
+        _, items, length, cost = best
+        for item in items:
+            queue = queues[item.stream]
+            queue.popleft()  # items are taken from the front of each stream's queue
+            if not queue:
+                del queues[item.stream]
+            del self._queued[item.rid]
+            self._in_flight[item.rid] = item
+        plan = Plan(spec.key, tuple(items), spec.batch_bucket(len(items)), length, cost, now)
+        self.stats.plans += 1
+        self.stats.items += len(items)
+        self.stats.by_stage[spec.key] = self.stats.by_stage.get(spec.key, 0) + 1
+        return plan
+
+    def _fill(
+        self,
+        spec: StageSpec,
+        order: list[Hashable],
+        queues: dict[Hashable, deque[WorkItem]],
+        bucket: int,
+        slack: float,
+        late_anyway: bool,
+    ) -> list[WorkItem]:
+        """Rows for a ``bucket``-long batch: passes over ``order``, one item per stream per
+        pass, closed by the head's ``slack`` unless the head is ``late_anyway`` (see the
+        module docs)."""
+        items: list[WorkItem] = []
+        taken = dict.fromkeys(order, 0)
+        blocked: set[Hashable] = set()
+        while len(items) < spec.max_batch:
+            progressed = False
+            for stream in order:
+                if stream in blocked:
+                    continue
+                queue, k = queues[stream], taken[stream]
+                if k >= len(queue) or spec.length_bucket(queue[k].length) > bucket:
+                    blocked.add(stream)
+                    continue
+                if not late_anyway:
+                    rows = spec.batch_bucket(len(items) + 1)
+                    if self.cost.cost(spec.key, rows, bucket) > slack:
+                        return items  # one more row would eat the head's slack
+                items.append(queue[k])
+                taken[stream] = k + 1
+                progressed = True
+                if len(items) >= spec.max_batch:
+                    break
+            if not progressed:
+                break
+        return items
+
+    def complete(self, plan: Plan, now: float) -> list[Delivery]:
+        """``plan`` ran from ``plan.started`` to ``now``: its deliveries (items of streams
+        cancelled meanwhile left out)."""
+        self._busy.append((plan.started, now))
+        self._work.append((now, self.row_cost(plan.stage, plan.length) * len(plan.items)))
+        self.stats.busy_s += now - plan.started
+        out: list[Delivery] = []
+        for item in plan.items:
+            if self._in_flight.pop(item.rid, None) is None:
+                continue  # cancelled while on the device
+            late = not item.urgent and now > item.due
+            if late:
+                self.stats.late += 1
+                self._late.append(now)
+            if item.urgent:
+                self._urgent.append((now, now - item.submitted))
+            if item.stream in self._last_seen:
+                self._last_seen[item.stream] = now
+            if item.stream in self._stream_work:
+                self._stream_work[item.stream] += self.row_cost(item.stage, plan.length)
+            out.append(Delivery(item.rid, item.stream, now - item.submitted, late))
+        return out
+
+    def fail(self, plan: Plan) -> list[WorkItem]:
+        """``plan`` failed on the device: its items that still wait (returned)."""
+        return [i for i in plan.items if self._in_flight.pop(i.rid, None) is not None]
+
+    # -- load ---------------------------------------------------------------------------
+
+    def row_cost(self, stage: str, length: int) -> float:
+        """One row's share of a full batch of ``length``: what a stream's call costs when
+        the device is saturated (batches fill up), so the demand of the live streams."""
+        spec = self.stages[stage]
+        return self.cost.cost(stage, spec.max_batch, length) / spec.max_batch
+
+    def live_streams(self, now: float) -> int:
+        """Streams seen within ``stream_idle_s`` and not cancelled."""
+        idle = [s for s, t in self._last_seen.items() if now - t > self.stream_idle_s]
+        for stream in idle:
+            if not any(stream in q for q in self._queues.values()):
+                del self._last_seen[stream]
+        return len(self._last_seen)
+
+    def load(self, now: float) -> LoadSnapshot:
+        start = now - self.window_s
+        while self._busy and self._busy[0][1] <= start:
+            self._busy.popleft()
+        while self._urgent and self._urgent[0][0] <= start:
+            self._urgent.popleft()
+        while self._late and self._late[0] <= start:
+            self._late.popleft()
+        while self._work and self._work[0][0] <= start:
+            self._work.popleft()
+        while self._starts and self._starts[0] <= start:
+            self._starts.popleft()
+        busy = sum(min(b, now) - max(a, start) for a, b in self._busy if b > start)
+        lat = sorted(x for _, x in self._urgent)
+        p95 = lat[min(len(lat) - 1, math.ceil(0.95 * len(lat)) - 1)] if lat else 0.0
+        return LoadSnapshot(
+            now=now,
+            live_streams=self.live_streams(now),
+            queued=len(self._queued),
+            busy_fraction=min(1.0, max(0.0, busy / self.window_s)),
+            demand_fraction=sum(w for _, w in self._work) / self.window_s,
+            starts_recent=len(self._starts),
+            work_per_stream_s=self.work_per_stream_s,
+            window_s=self.window_s,
+            urgent_p95_s=p95,
+            late_recent=len(self._late),
+        )

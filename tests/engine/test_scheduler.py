@@ -1,0 +1,157 @@
+"""The engine's scheduler (sans-I/O) and the H200 fake device driving it."""
+
+from __future__ import annotations
+
+from emostream.engine.costs import CostTable, LinearCost, h200_table
+from emostream.engine.fake_device import (
+    ACOUSTIC,
+    VOCODER,
+    VOCODER_STAGE,
+    FakeDevice,
+    SimConfig,
+    SimResult,
+    h200_scheduler,
+    simulate,
+)
+from emostream.engine.scheduler import EngineScheduler, StageSpec
+
+# 1 ms a call + 0.1 ms a row: easy to reason about.
+COST = CostTable({"a": LinearCost(1e-3, 1e-4), "v": LinearCost(1e-3, 1e-4)})
+
+
+def sched(**kw: float) -> EngineScheduler:
+    stages = [StageSpec("a", (1, 2, 4, 8)), StageSpec("v", (1, 2, 4, 8, 16), (32, 64))]
+    return EngineScheduler(stages, COST, **kw)
+
+
+def test_earliest_deadline_first_across_stages() -> None:
+    s = sched()
+    s.submit(1, "x", "v", length=30, now=0.0, due=5.0)
+    s.submit(2, "y", "a", length=10, now=0.0, due=1.0)
+    s.submit(3, "z", "v", length=30, now=0.0, due=3.0)
+    first = s.schedule(0.0)
+    assert first is not None and first.stage == "a" and [i.rid for i in first.items] == [2]
+    second = s.schedule(0.0)
+    assert second is not None and second.stage == "v"
+    assert [i.rid for i in second.items] == [3, 1]  # most urgent row first
+    assert s.schedule(0.0) is None
+
+
+def test_buckets_respected() -> None:
+    s = sched()
+    for k in range(11):
+        s.submit(k, f"s{k}", "v", length=20 + 4 * k, now=0.0, due=10.0)
+    plans = []
+    while (plan := s.schedule(0.0)) is not None:
+        plans.append(plan)
+    assert sum(len(p.items) for p in plans) == 11
+    for p in plans:
+        assert p.batch in (1, 2, 4, 8, 16) and p.batch >= len(p.items)
+        assert p.length in (32, 64) and all(i.length <= p.length for i in p.items)
+
+
+def test_batch_closed_by_the_head_slack() -> None:
+    s = sched()
+    for k in range(16):  # head due in 1.5 ms: 1 ms + 4 rows x 0.1 ms fits, 8 rows do not
+        s.submit(k, f"s{k}", "a", length=10, now=0.0, due=0.0015 + k)
+    plan = s.schedule(0.0)
+    assert plan is not None and len(plan.items) == 4 and plan.batch == 4
+
+
+def test_late_head_takes_a_full_batch() -> None:
+    s = sched()
+    for k in range(16):
+        s.submit(k, f"s{k}", "a", length=10, now=0.0, due=0.0)
+    plan = s.schedule(1.0)  # long past due: throughput first
+    assert plan is not None and len(plan.items) == 8
+
+
+def test_urgent_item_gets_a_budget_not_a_full_batch() -> None:
+    s = sched(urgent_budget_s=0.0015)
+    for k in range(16):  # due on submission (first chunks)
+        s.submit(k, f"s{k}", "a", length=10, now=0.0)
+    plan = s.schedule(0.0)
+    assert plan is not None and len(plan.items) == 4
+
+
+def test_a_backlog_does_not_starve_another_stream() -> None:
+    s = sched()
+    for k in range(40):
+        s.submit(k, "flood", "v", length=30, now=0.0, due=1.0)
+    s.submit(100, "quiet", "v", length=30, now=0.0, due=1.0001)
+    plan = s.schedule(0.0)
+    assert plan is not None and 100 in [i.rid for i in plan.items]
+    flood = [i.seq for i in plan.items if i.stream == "flood"]
+    assert flood == sorted(flood)  # a stream's calls in submission order
+
+
+def test_due_times_of_a_stream_never_go_backwards() -> None:
+    s = sched()
+    s.submit(1, "x", "v", length=30, now=0.0, due=5.0)
+    item = s.submit(2, "x", "v", length=30, now=0.0, due=1.0)
+    assert item.due == 5.0
+
+
+def test_cancel_drops_queued_work_and_running_results() -> None:
+    s = sched()
+    s.submit(1, "x", "v", length=30, now=0.0, due=1.0)
+    s.submit(2, "y", "v", length=30, now=0.0, due=1.0)
+    plan = s.schedule(0.0)
+    assert plan is not None and len(plan.items) == 2
+    s.submit(3, "x", "v", length=30, now=0.0, due=2.0)
+    dropped = s.cancel("x")
+    assert [i.rid for i in dropped] == [3]
+    assert [d.rid for d in s.complete(plan, 0.002)] == [2]
+    assert s.queued == 0 and s.in_flight == 0 and s.streams() == set()
+
+
+def test_late_deliveries_counted_not_for_urgent_items() -> None:
+    s = sched()
+    s.submit(1, "x", "a", length=5, now=0.0)  # urgent
+    s.submit(2, "y", "a", length=5, now=0.0, due=0.001)
+    plan = s.schedule(0.0)
+    assert plan is not None
+    delivered = s.complete(plan, 0.5)
+    assert [d.late for d in delivered] == [False, True]
+    load = s.load(0.5)
+    assert load.late_recent == 1 and load.urgent_p95_s == 0.5
+
+
+def test_load_busy_and_demand() -> None:
+    s = EngineScheduler([VOCODER_STAGE], h200_table())
+    s.submit(1, "x", VOCODER, length=90, now=0.0, due=1.0)
+    plan = s.schedule(0.0)
+    assert plan is not None
+    s.complete(plan, 1.0)
+    load = s.load(1.0)
+    assert abs(load.busy_fraction - 0.5) < 1e-9  # 1 s busy in a 2 s window
+    assert 0 < load.demand_fraction < 0.001  # one row at full-batch cost
+
+
+def sim(n: int) -> tuple[SimResult, EngineScheduler]:
+    s = h200_scheduler()
+    return simulate(SimConfig(streams=n, seconds=8.0), s, FakeDevice(h200_table())), s
+
+
+def test_h200_fake_device_keeps_real_time_below_capacity() -> None:
+    res, s = sim(400)
+    assert res.underruns == 0 and res.windows > 5000
+    assert res.p95_first_audio() < 0.05
+    # every listener was served, none starved
+    assert len(res.utterances_by_stream) == 400
+    assert all(n >= 1 for n in res.utterances_by_stream.values())
+    for stage, rows, batch, length in res.plans:
+        spec = s.stages[stage]
+        assert batch in spec.batch_sizes and rows <= batch
+        assert not spec.lengths or length in spec.lengths
+
+
+def test_h200_fake_device_overloaded_misses_deadlines() -> None:
+    res, _ = sim(1000)
+    assert res.underruns > 0.1 * res.windows
+    assert res.p95_first_audio() > 0.2
+
+
+def test_stages_both_run_on_one_scheduler() -> None:
+    _, s = sim(200)
+    assert s.stats.by_stage[ACOUSTIC] > 0 and s.stats.by_stage[VOCODER] > 0
