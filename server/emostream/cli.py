@@ -72,10 +72,21 @@ def _serve(args: argparse.Namespace) -> int:
             os.environ[f"EMOSTREAM_{name.upper()}"] = str(value)
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="emostream-metrics-")
-    uvicorn.run(
-        "emostream.cli:worker_app", factory=True, workers=settings.workers,
-        **options,  # type: ignore[arg-type]
-    )  # fmt: skip
+    engine = None
+    if settings.engine == "process" and not settings.engine_socket:
+        # One engine process owns the device for every worker (engine.engine_process).
+        from emostream.engine.engine_process import EngineHandle
+
+        engine = EngineHandle.spawn(settings)
+        os.environ["EMOSTREAM_ENGINE_SOCKET"] = engine.socket_path
+    try:
+        uvicorn.run(
+            "emostream.cli:worker_app", factory=True, workers=settings.workers,
+            **options,  # type: ignore[arg-type]
+        )  # fmt: skip
+    finally:
+        if engine is not None:
+            engine.stop()
     return 0
 
 

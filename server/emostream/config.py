@@ -29,6 +29,16 @@ class Settings:
     # cuda: run the acoustic model as CUDA graphs over bucket shapes (5x less time per call
     # alone, but slower under the H200 load test so far: off until that is understood).
     acoustic_graphs: bool = False
+    # -- engine (README "GPU engine") ---------------------------------------------------------
+    # "inprocess": each server process runs its own models (ThreadRunner on cpu, GpuRunner on
+    # cuda). "process": one engine process owns the device and batches every worker's calls
+    # (engine.engine_process); workers send them over shared memory and a Unix socket.
+    engine: str = "inprocess"
+    engine_socket: str = ""  # a running engine's socket (serve sets it for its workers)
+    # Admission (engine=process): refuse an utterance (`busy`) when the device would pass this
+    # share of its capacity, or the engine's first-chunk p95 would pass this bound.
+    engine_max_utilization: float = 0.85
+    engine_first_audio_bound_ms: float = 100.0
     cpu_threads: int = 1  # ONNX Runtime intra-op threads per session
     decode_workers: int = 2  # threads running model calls on CPU
     redis_url: str = ""  # empty: in-process cache only

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from emostream.config import Settings
@@ -27,6 +27,7 @@ class DeviceSetup:
     runner: Runner
     engine: Any = None  # GpuVocoderEngine on cuda
     report: dict[str, Any] = field(default_factory=dict)
+    process: Any = None  # EngineHandle: the engine process this setup started (engine=process)
 
     async def prepare(self, catalog: VoiceCatalog, *, acoustic_graphs: bool = False) -> None:
         """After the voices load: on cuda with ``acoustic_graphs``, capture the acoustic
@@ -46,10 +47,56 @@ class DeviceSetup:
         self.runner.close()
         if self.engine is not None:
             await self.engine.close()
+        if self.process is not None:
+            await asyncio.to_thread(self.process.stop)
+
+
+def frontend_settings(settings: Settings) -> Settings:
+    """The settings a server process loads its voices with: with ``engine=process`` the
+    models run in the engine process, so the front end's voices stay on cpu (text front
+    end, voice info) with the engine's vocoder choice (the stage keys must match)."""
+    if settings.engine != "process":
+        return settings
+    from emostream.voices.acoustic import find_models_dir
+    from emostream.voices.catalog import vocoder_choice
+
+    vocoder = vocoder_choice(settings, find_models_dir(settings.models_dir))
+    return replace(settings, device="cpu", vocoder=vocoder)
+
+
+async def _engine_client(settings: Settings) -> DeviceSetup:
+    """Connect to the engine process at ``engine_socket``, or start one."""
+    from emostream.engine.admission import AdmissionPolicy
+    from emostream.engine.engine_client import EngineClient
+    from emostream.engine.engine_process import EngineHandle
+
+    handle = None
+    path = settings.engine_socket
+    if not path:
+        handle = await asyncio.to_thread(EngineHandle.spawn, settings)
+        path = handle.socket_path
+    policy = AdmissionPolicy(
+        first_audio_bound_s=settings.engine_first_audio_bound_ms / 1000.0,
+        max_utilization=settings.engine_max_utilization,
+    )
+    client = EngineClient(path, workers=settings.decode_workers, policy=policy)
+    try:
+        await client.start()
+    except BaseException:
+        if handle is not None:
+            handle.stop()
+        raise
+    return DeviceSetup(client, process=handle)
 
 
 async def setup_device(settings: Settings) -> DeviceSetup:
-    """The runner for ``settings.device``; on cuda the engine is started (graphs captured)."""
+    """The runner for ``settings.device``; on cuda the engine is started (graphs captured).
+    With ``engine=process``: a client of the engine process (started here unless
+    ``engine_socket`` names one already running)."""
+    if settings.engine == "process":
+        return await _engine_client(settings)
+    if settings.engine != "inprocess":
+        raise ValueError(f"unknown engine {settings.engine!r}; use inprocess or process")
     if settings.device == "cpu":
         return DeviceSetup(ThreadRunner(workers=settings.decode_workers))
     if settings.device != "cuda":
@@ -61,21 +108,28 @@ async def setup_device(settings: Settings) -> DeviceSetup:
     if not torch.cuda.is_available():
         raise RuntimeError("--device cuda: torch sees no CUDA device")
     from emostream.engine.gpu_runner import GpuRunner, GpuVocoderEngine
-    from emostream.engine.vocoder_backend import TorchVocoderBackend
-    from emostream.voices.catalog import vocoder_choice
 
-    if vocoder_choice(settings) == "lite":
-        backend = TorchVocoderBackend(_lite_module(settings), device="cuda", dtype=torch.float32)
-    else:
-        from emostream.models.hifigan import HifiGan
-
-        vocoder = HifiGan.load("universal", checkpoint=settings.vocoder_checkpoint or None)
-        backend = TorchVocoderBackend(vocoder, device="cuda")
-    engine = GpuVocoderEngine(backend)
+    engine = GpuVocoderEngine(vocoder_backend(settings))
     await engine.start()
     report = engine.memory_report()
     log.info("GPU vocoder engine ready: %s", report)
     return DeviceSetup(GpuRunner(engine, workers=settings.decode_workers), engine, report)
+
+
+def vocoder_backend(settings: Settings) -> Any:
+    """The cuda vocoder backend for ``settings.vocoder``: HiFi-GAN V1 in fp16, or the
+    light vocoder in float32 (CUDA graphs per bucket shape, captured by ``warmup``)."""
+    import torch
+
+    from emostream.engine.vocoder_backend import TorchVocoderBackend
+    from emostream.voices.catalog import vocoder_choice
+
+    if vocoder_choice(settings) == "lite":
+        return TorchVocoderBackend(_lite_module(settings), device="cuda", dtype=torch.float32)
+    from emostream.models.hifigan import HifiGan
+
+    vocoder = HifiGan.load("universal", checkpoint=settings.vocoder_checkpoint or None)
+    return TorchVocoderBackend(vocoder, device="cuda")
 
 
 def _lite_module(settings: Settings) -> Any:

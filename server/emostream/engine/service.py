@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from emostream.config import Settings
+from emostream.engine.admission import Admits
 from emostream.engine.cached_stream import cached_utterance
 from emostream.engine.metrics import Metrics
 from emostream.engine.phrase_cache import PhraseCache
@@ -154,7 +155,9 @@ class SpeechService:
         return f"s-{self._prefix}-{next(self._ids)}"
 
     def admit(self) -> Slot:
-        """Take a stream slot now, or raise :class:`Busy` at ``max_streams``.
+        """Take a stream slot now, or raise :class:`Busy` at ``max_streams`` or when the
+        runner's admission refuses (:class:`~emostream.engine.admission.Admits`: the engine
+        process would be pushed past its first-audio bound).
 
         Transports admit before they answer (``started``, an HTTP status), so a refused
         utterance is refused before anything else was sent; the check and the count happen
@@ -162,6 +165,11 @@ class SpeechService:
         if self.active >= self.settings.max_streams:
             self.metrics.errors.labels("busy").inc()
             raise Busy(f"server at its stream limit ({self.settings.max_streams} utterances)")
+        if isinstance(self.runner, Admits):  # the engine process: is the device full?
+            decision = self.runner.admit()
+            if not decision.admitted:
+                self.metrics.errors.labels("busy").inc()
+                raise Busy(f"engine at capacity ({decision.reason})")
         self.active += 1
         self.metrics.active_streams.set(self.active)
         return Slot(self)

@@ -16,7 +16,7 @@ from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
 from emostream.config import Settings
-from emostream.engine.devices import setup_device
+from emostream.engine.devices import frontend_settings, setup_device
 from emostream.engine.metrics import Metrics
 from emostream.engine.service import SpeechService
 from emostream.transport import http
@@ -79,7 +79,7 @@ def create_app(
         sys.setswitchinterval(settings.switch_interval_ms / 1000.0)
         if svc is None:
             device = await setup_device(settings)
-            voices = catalog or load_catalog(settings)
+            voices = catalog or load_catalog(frontend_settings(settings))
             await device.prepare(voices, acoustic_graphs=settings.acoustic_graphs)
             svc = SpeechService(
                 replace(settings, default_voice=voices.default_for(settings.default_voice)),

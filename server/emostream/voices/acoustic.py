@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
@@ -27,7 +27,7 @@ import numpy.typing as npt
 from emostream.models.acoustic_onnx import OnnxAcousticModel, Prosody, pack_one
 from emostream.text.emotion import EMOTIONS, prosody_controls
 from emostream.text.phonemes import G2P, PhonemeSequence
-from emostream.voices.base import Controls, Latent, VoiceInfo
+from emostream.voices.base import BatchedStage, Controls, Latent, VoiceInfo
 from emostream.voices.words import WordUnits, safe_align
 
 if TYPE_CHECKING:
@@ -198,6 +198,10 @@ class AcousticVoice:
     context_frames: int = 14  # mel frames each side a chunked decode needs (V1 14, light 29)
     trained_emotions: tuple[str, ...] = ("neutral",)  # labels with a trained embedding row
     device: str = "cpu"
+    stages: tuple[BatchedStage, ...] = ()  # what an engine process may batch (the family's)
+
+    def batched_stages(self) -> tuple[BatchedStage, ...]:
+        return self.stages
 
     def prepare(self, text: str, controls: Controls) -> AcousticRequest:
         """The CPU part of :meth:`acoustic`: G2P and the control mapping."""
@@ -226,6 +230,15 @@ class AcousticVoice:
         if self.decoder is None:
             raise RuntimeError(f"voice {self.info.id!r} has no vocoder attached")
         return self.decoder(frames)
+
+
+def _request_units(request: AcousticRequest) -> int:
+    return max(1, len(request.seq.units))
+
+
+def _decode_rows(decoder: Decoder, mel: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """A per-window decoder over a batch ``[B, C, L]`` (row by row)."""
+    return np.stack([decoder(np.ascontiguousarray(row)) for row in mel])
 
 
 @lru_cache(maxsize=8192)
@@ -260,7 +273,11 @@ class AcousticFamily:
         device: str = "cpu",
         dtype: Any = None,
         threads: int = 1,
+        vocoder_key: str = "",
     ) -> None:
+        """``vocoder_key``: the vocoder's name (the same in every process that loads it),
+        so an engine process can batch its windows; empty: the decode stage is not
+        declared."""
         path = models_dir / CHECKPOINT
         self.model: Model
         if backend == "onnx":
@@ -282,6 +299,26 @@ class AcousticFamily:
         self.context_frames = context_frames
         self.device = device
         self.backend = backend
+        self.stages = self._stages(vocoder_key)
+
+    def _stages(self, vocoder_key: str) -> tuple[BatchedStage, ...]:
+        """The acoustic model (batched in torch; ONNX Runtime's graph is batch 1) and, with
+        ``vocoder_key``, the vocoder (``run`` None where this process has no decoder)."""
+        batches = (1,) if self.backend == "onnx" else (1, 2, 4, 8, 16, 32)
+        stages = [
+            BatchedStage(
+                Path(CHECKPOINT).stem,
+                "acoustic",
+                partial(infer_batch, self.model, device=self.device),
+                batch_sizes=batches,
+                size=_request_units,
+            )
+        ]
+        if vocoder_key:
+            decoder = self.decoder
+            run = None if decoder is None else partial(_decode_rows, decoder)
+            stages.append(BatchedStage(vocoder_key, "decode", run))
+        return tuple(stages)
 
     def voice(self, voice_id: str, embedding: npt.NDArray[np.float32], *, language: str,
               description: str) -> AcousticVoice:  # fmt: skip
@@ -295,6 +332,7 @@ class AcousticFamily:
             self.decoder,
             context_frames=self.context_frames,
             device=self.device,
+            stages=self.stages,
         )
 
     def stock_voices(self) -> list[AcousticVoice]:

@@ -11,8 +11,9 @@ The engine runs ``decode`` on overlapping windows (see :mod:`emostream.engine.ch
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -114,6 +115,46 @@ class WordTimedVoice(Protocol):
         """The words of ``text`` (the segment ``latent`` was made from) with their unit
         ranges into ``latent.units`` (see :mod:`emostream.voices.words`)."""
         ...
+
+
+@dataclass(frozen=True)
+class BatchedStage:
+    """A stage of a voice that an engine may batch with other streams' calls to the same
+    model (``key``: the same in every process that loads that model, e.g. the weights'
+    name). ``run`` maps one batch, in the process that has the model (None elsewhere):
+
+    * ``acoustic``: a list of :meth:`StagedVoice.prepare` results -> their :class:`Latent`;
+    * ``decode``: frames ``[B, C, L]`` (padded with ``pad_value``) -> audio ``[B, L * hop]``.
+
+    ``batch_sizes`` and ``lengths`` are the padded shapes ``run`` takes (``lengths`` empty:
+    any length, unpadded); ``size`` gives an acoustic input's length (units)."""
+
+    key: str
+    kind: Literal["acoustic", "decode"]
+    run: Callable[[Any], Any] | None = None
+    batch_sizes: tuple[int, ...] = (1,)
+    lengths: tuple[int, ...] = ()
+    pad_value: float = 0.0
+    size: Callable[[Any], int] | None = None
+
+
+@runtime_checkable
+class StagedVoice(Protocol):
+    """A voice whose stages an engine process can run (see :class:`BatchedStage`); the text
+    front end (:meth:`prepare`) stays with the caller."""
+
+    def batched_stages(self) -> tuple[BatchedStage, ...]: ...
+
+    def prepare(self, text: str, controls: Controls) -> Any:
+        """The acoustic stage's input for ``text`` (G2P, control mapping: CPU work)."""
+        ...
+
+
+def stage_of(voice: object, kind: str) -> BatchedStage | None:
+    """``voice``'s declared stage of ``kind``, if it declares one."""
+    if not isinstance(voice, StagedVoice):
+        return None
+    return next((s for s in voice.batched_stages() if s.kind == kind), None)
 
 
 class UnsupportedControl(ValueError):

@@ -134,18 +134,22 @@ def load_acoustic_family(settings: Settings) -> AcousticFamily | None:
         log.warning("EmoStream acoustic voices off: no light vocoder under %s and no torch for "
                     "HiFi-GAN V1 (the [gpu] extra)", models_dir)  # fmt: skip
         return None
+    key = VOCODER_KEYS[vocoder]
     if settings.device == "cuda":
         # Mel windows go to the batched GPU engine (GpuRunner); no per-voice decoder.
         return AcousticFamily(models_dir, decoder=None, backend="torch", device="cuda",
-                              context_frames=context)  # fmt: skip
+                              context_frames=context, vocoder_key=key)  # fmt: skip
     decode = lite_decoder(models_dir, settings) if vocoder == "lite" else v1_decoder(settings)
     return AcousticFamily(models_dir, decoder=decode, backend="onnx", context_frames=context,
-                          threads=settings.cpu_threads)  # fmt: skip
+                          threads=settings.cpu_threads, vocoder_key=key)  # fmt: skip
 
 
 LITE_VOCODER = "vocoder/emostream-lite-vocoder-v0.2.onnx"
 LITE_CONTEXT = 29  # frames each side: chunked == one-shot (lite_vocoder.CONTEXT_FRAMES)
 V1_CONTEXT = 14  # HiFi-GAN V1 (hifigan.CONTEXT_FRAMES)
+# The vocoders' names as batched stages (emostream.voices.base.BatchedStage): one engine
+# process batches every front end's windows for the same key.
+VOCODER_KEYS = {"lite": Path(LITE_VOCODER).stem, "v1": "hifigan-v1-universal"}
 
 
 def lite_decoder(models_dir: Path, settings: Settings) -> Decoder:

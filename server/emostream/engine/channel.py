@@ -1,0 +1,190 @@
+"""The local channel between front-end workers and the engine process.
+
+Control messages are small tuples, pickled and length-prefixed on a Unix stream socket
+(:func:`encode`, :class:`FrameDecoder`: sans-I/O). Arrays travel through shared memory:
+
+* each client creates one :class:`SlotArena` (``multiprocessing.shared_memory``) of
+  ``slots`` fixed-size slots, and tells the engine its name in ``hello``; a call's input
+  (a mel window) is written into a free slot, the engine reads it there and writes the
+  output (audio, or an acoustic call's mel) back into the same slot. A slot is freed only
+  when the engine answers for its request (``done``, ``error`` or ``dropped``), so the
+  engine never writes into a slot that was handed to another call. An array too large for
+  a slot travels inline in the message (pickled) instead;
+* the engine publishes its load (:class:`~emostream.engine.scheduler.LoadSnapshot`) in a
+  small :class:`StatusBlock` that every client reads without a round trip (admission).
+
+Both sides are processes of one server on one host: the socket lives in a private
+directory (mode 0700), so pickle carries only what this server's own processes wrote.
+
+Messages (client -> engine): ``("hello", shm_name, slot_bytes, slots)``, ``("call", rid,
+stage, stream, due, length, slot, spec, obj, extra)``, ``("cancel", stream)``; (engine ->
+client): ``("welcome", status_name)``, ``("done", rid, spec, obj)``, ``("error", rid,
+text)``, ``("dropped", rid)``. ``spec`` is ``(shape, dtype)`` of an array in the slot, or
+None (``obj`` holds the value).
+"""
+
+from __future__ import annotations
+
+import pickle
+import struct
+from collections import deque
+from dataclasses import astuple
+from multiprocessing import shared_memory
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from emostream.engine.scheduler import LoadSnapshot
+
+HEADER = struct.Struct("<I")
+MAX_MESSAGE = 1 << 28
+ArraySpec = tuple[tuple[int, ...], str]
+
+
+def encode(message: tuple[Any, ...]) -> bytes:
+    body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    return HEADER.pack(len(body)) + body
+
+
+class FrameDecoder:
+    """Bytes in (any split), whole messages out."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+
+    def feed(self, data: bytes) -> list[tuple[Any, ...]]:
+        self._buf += data
+        out: list[tuple[Any, ...]] = []
+        while len(self._buf) >= HEADER.size:
+            (n,) = HEADER.unpack_from(self._buf)
+            if n > MAX_MESSAGE:
+                raise ValueError(f"message of {n} bytes")
+            if len(self._buf) < HEADER.size + n:
+                break
+            body = bytes(self._buf[HEADER.size : HEADER.size + n])
+            del self._buf[: HEADER.size + n]
+            out.append(pickle.loads(body))
+        return out
+
+
+class SlotArena:
+    """``slots`` slots of ``slot_bytes`` in one shared-memory block. The creating side
+    allocates (:meth:`take`, :meth:`free`); both sides read and write arrays in a slot."""
+
+    def __init__(self, slots: int, slot_bytes: int, *, name: str | None = None) -> None:
+        self.slots = slots
+        self.slot_bytes = slot_bytes
+        self.owner = name is None
+        size = slots * slot_bytes
+        if name is None:
+            self.shm = shared_memory.SharedMemory(create=True, size=size)
+        else:
+            self.shm = _attach(name)
+        self._free: deque[int] = deque(range(slots)) if self.owner else deque()
+
+    @property
+    def name(self) -> str:
+        return self.shm.name
+
+    def take(self) -> int | None:
+        return self._free.popleft() if self._free else None
+
+    def free(self, slot: int) -> None:
+        self._free.append(slot)
+
+    @property
+    def available(self) -> int:
+        return len(self._free)
+
+    def fits(self, nbytes: int) -> bool:
+        return nbytes <= self.slot_bytes
+
+    def write(self, slot: int, array: npt.NDArray[Any]) -> ArraySpec:
+        a = np.ascontiguousarray(array)
+        if a.nbytes > self.slot_bytes:
+            raise ValueError(f"{a.nbytes} bytes do not fit a slot of {self.slot_bytes}")
+        view = self.view(slot, (a.shape, a.dtype.str))
+        view[...] = a
+        return (tuple(a.shape), a.dtype.str)
+
+    def view(self, slot: int, spec: ArraySpec) -> npt.NDArray[Any]:
+        """The array ``spec`` in ``slot`` (no copy: valid until the slot is reused)."""
+        shape, dtype = spec
+        offset = slot * self.slot_bytes
+        return np.ndarray(shape, dtype=np.dtype(dtype), buffer=self.shm.buf, offset=offset)
+
+    def read(self, slot: int, spec: ArraySpec) -> npt.NDArray[Any]:
+        """A copy of the array ``spec`` in ``slot``."""
+        return np.array(self.view(slot, spec), copy=True)
+
+    def close(self) -> None:
+        self.shm.close()
+        if self.owner:
+            self.shm.unlink()
+
+
+def _attach(name: str) -> shared_memory.SharedMemory:
+    """Open another process's block without letting this process's resource tracker
+    unlink it at exit (Python < 3.13 registers every attach)."""
+    shm = shared_memory.SharedMemory(name=name)
+    try:
+        from multiprocessing import resource_tracker
+
+        resource_tracker.unregister(shm._name, "shared_memory")  # type: ignore[attr-defined]
+    except (ImportError, AttributeError, KeyError):
+        pass
+    return shm
+
+
+# seq (odd while written), then the snapshot's fields in LoadSnapshot order.
+_STATUS = struct.Struct("<Q d q q d d d q q d d")
+
+
+class StatusBlock:
+    """The engine's load, published in shared memory (a seqlock: the writer makes the
+    counter odd while it writes; a reader retries until it reads one even value twice)."""
+
+    def __init__(self, *, name: str | None = None) -> None:
+        self.owner = name is None
+        if name is None:
+            self.shm = shared_memory.SharedMemory(create=True, size=_STATUS.size)
+            self._buf()[: _STATUS.size] = bytes(_STATUS.size)
+        else:
+            self.shm = _attach(name)
+        self._seq = 0
+
+    @property
+    def name(self) -> str:
+        return self.shm.name
+
+    def _buf(self) -> memoryview:
+        buf = self.shm.buf
+        assert buf is not None, "closed"
+        return buf
+
+    def publish(self, load: LoadSnapshot) -> None:
+        buf = self._buf()
+        self._seq += 1
+        struct.pack_into("<Q", buf, 0, self._seq * 2 - 1)
+        _STATUS.pack_into(buf, 0, self._seq * 2 - 1, *astuple(load))
+        struct.pack_into("<Q", buf, 0, self._seq * 2)
+
+    def read(self) -> LoadSnapshot | None:
+        """The latest snapshot (None before the first)."""
+        buf = self._buf()
+        for _ in range(100):
+            values = _STATUS.unpack_from(buf, 0)
+            (again,) = struct.unpack_from("<Q", buf, 0)
+            if values[0] == again and not again % 2:
+                if again == 0:
+                    return None
+                now, live, queued, busy, demand, p95, late, starts, work, window = values[1:]
+                return LoadSnapshot(now, live, queued, busy, demand, p95, late, starts, work,
+                                    window)  # fmt: skip
+        return None
+
+    def close(self) -> None:
+        self.shm.close()
+        if self.owner:
+            self.shm.unlink()

@@ -1,0 +1,369 @@
+"""The engine process: one device, one scheduler, every front end's model calls.
+
+``python -m emostream.engine.engine_process --socket PATH`` (settings as JSON in
+``EMOSTREAM_ENGINE_SETTINGS``, else from ``EMOSTREAM_*``) loads the voices on its device,
+collects the stages they declare (:class:`~emostream.voices.base.BatchedStage`: no voice
+type is checked) and serves front ends (:class:`~emostream.engine.engine_client.EngineClient`)
+on a Unix socket, through :mod:`emostream.engine.channel`.
+
+:class:`EngineCore` is the loop of vLLM's ``EngineCore.step``: take what the sockets
+brought (calls are submitted to the :class:`~emostream.engine.scheduler.EngineScheduler`,
+cancels drop queued work), **schedule** one batch, **execute** it (pad the windows into the
+bucket shape, one call of the stage's ``run``), **deliver** each result to its client by
+request id, and publish the load for admission. One thread: the device call blocks it,
+and meanwhile new calls wait in the socket buffers.
+
+:class:`EngineHandle` starts the process and stops it (``serve`` does, once for all workers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from emostream.config import Settings
+from emostream.engine.channel import ArraySpec, FrameDecoder, SlotArena, StatusBlock, encode
+from emostream.engine.costs import CostTable, LinearCost, MeasuredCost
+from emostream.engine.scheduler import EngineScheduler, Plan, StageSpec
+from emostream.voices.base import BatchedStage, StagedVoice
+
+log = logging.getLogger(__name__)
+
+
+def collect_stages(
+    voices: Iterable[object], overrides: Mapping[str, BatchedStage] | None = None
+) -> dict[str, BatchedStage]:
+    """Every stage the voices declare, by key (``overrides``: this device's runner for a
+    key, e.g. the GPU vocoder engine's). Raises when a declared stage has nothing to run."""
+    stages: dict[str, BatchedStage] = {}
+    for voice in voices:
+        if not isinstance(voice, StagedVoice):
+            continue
+        for stage in voice.batched_stages():
+            chosen = (overrides or {}).get(stage.key, stage)
+            if chosen.run is None:
+                raise RuntimeError(f"stage {stage.key!r} has nothing to run it in this process")
+            stages.setdefault(stage.key, chosen)
+    return stages
+
+
+@dataclass
+class _Call:
+    client: _Client
+    rid: int  # the client's request id
+    slot: int  # -1: inline
+    spec: ArraySpec | None  # the input array in the slot
+    obj: Any  # the inline input (an acoustic request, or an array that did not fit)
+    extra: Any  # decode: the pad side
+
+
+class _Client:
+    def __init__(self, sock: socket.socket, cid: int) -> None:
+        self.sock = sock
+        self.cid = cid
+        self.decoder = FrameDecoder()
+        self.arena: SlotArena | None = None
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        try:
+            self.sock.sendall(encode(message))
+        except OSError:
+            pass  # gone: its EOF is handled by the loop
+
+
+class EngineCore:
+    """See the module docs. ``stages``: from :func:`collect_stages`; ``cost``: the prior
+    of the measured cost per shape."""
+
+    def __init__(
+        self,
+        stages: Mapping[str, BatchedStage],
+        *,
+        cost: CostTable | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        window_s: float = 2.0,
+    ) -> None:
+        self.stages = dict(stages)
+        self.clock = clock
+        self.cost = MeasuredCost(cost or CostTable({}, default=LinearCost(0.002)))
+        specs = [StageSpec(k, s.batch_sizes, s.lengths) for k, s in self.stages.items()]
+        self.scheduler = EngineScheduler(specs, self.cost, window_s=window_s)
+        self.status = StatusBlock()
+        self._calls: dict[int, _Call] = {}
+        self._next = 0
+        self.clients: dict[int, _Client] = {}
+
+    # -- messages ------------------------------------------------------------------------
+
+    def handle(self, client: _Client, msg: tuple[Any, ...]) -> None:
+        kind = msg[0]
+        if kind == "call":
+            _, rid, stage, stream, due, length, slot, spec, obj, extra = msg
+            self._next += 1
+            call = _Call(client, rid, slot, spec, obj, extra)
+            try:
+                # An acoustic call has no stream (Runner.acoustic): its own id, untracked.
+                key = (client.cid, stream or f"a-{rid}")
+                self.scheduler.submit(self._next, key, stage, length=length, now=self.clock(),
+                                      due=due, payload=call, track=bool(stream))  # fmt: skip
+            except (KeyError, ValueError) as exc:
+                client.send(("error", rid, f"{type(exc).__name__}: {exc}"))
+                return
+            self._calls[self._next] = call
+        elif kind == "cancel":
+            for item in self.scheduler.cancel((client.cid, msg[1])):
+                self._drop(item.rid)
+        elif kind == "hello":
+            _, name, slot_bytes, slots = msg
+            client.arena = SlotArena(slots, slot_bytes, name=name)
+            client.send(("welcome", self.status.name))
+
+    def _drop(self, rid: int) -> None:
+        call = self._calls.pop(rid, None)
+        if call is not None:
+            call.client.send(("dropped", call.rid))
+
+    def forget(self, client: _Client) -> None:
+        """A client went away: its queued calls go, its arena is closed."""
+        streams = {s for s in self.scheduler.streams() if s[0] == client.cid}  # type: ignore[index]
+        for stream in streams:
+            self.scheduler.cancel(stream)
+        for rid in [r for r, c in self._calls.items() if c.client is client]:
+            del self._calls[rid]
+        if client.arena is not None:
+            client.arena.close()
+        self.clients.pop(client.cid, None)
+
+    # -- step ----------------------------------------------------------------------------
+
+    def step(self) -> bool:
+        """Schedule, execute and deliver one batch; False when nothing was queued."""
+        plan = self.scheduler.schedule(self.clock())
+        if plan is None:
+            return False
+        t0 = time.perf_counter()
+        try:
+            outputs = self._execute(plan)
+        except Exception as exc:  # every waiter of the batch gets the error
+            log.exception("engine batch of %s failed", plan.stage)
+            for item in self.scheduler.fail(plan):
+                call = self._calls.pop(item.rid, None)
+                if call is not None:
+                    call.client.send(("error", call.rid, f"{type(exc).__name__}: {exc}"))
+            return True
+        self.cost.observe(plan.stage, plan.batch, plan.length, time.perf_counter() - t0)
+        delivered = {d.rid for d in self.scheduler.complete(plan, self.clock())}
+        for item, value in zip(plan.items, outputs, strict=True):
+            call = self._calls.get(item.rid)
+            if item.rid in delivered and call is not None:
+                del self._calls[item.rid]
+                self._deliver(call, value)
+            else:
+                self._drop(item.rid)
+        return True
+
+    def _input(self, call: _Call) -> Any:
+        if call.spec is not None and call.client.arena is not None:
+            return call.client.arena.view(call.slot, call.spec)
+        return call.obj
+
+    def _execute(self, plan: Plan) -> list[Any]:
+        stage = self.stages[plan.stage]
+        assert stage.run is not None
+        calls: list[_Call] = [item.payload for item in plan.items]
+        if stage.kind == "acoustic":
+            return list(stage.run([self._input(c) for c in calls]))
+        windows = [np.asarray(self._input(c), dtype=np.float32) for c in calls]
+        length = plan.length
+        mel = np.full((plan.batch, windows[0].shape[0], length), stage.pad_value, np.float32)
+        starts = []
+        for row, (w, call) in enumerate(zip(windows, calls, strict=True)):
+            n = w.shape[1]
+            start = length - n if call.extra == "left" else 0
+            mel[row, :, start : start + n] = w
+            starts.append((start, n))
+        audio = np.asarray(stage.run(mel))
+        hop = audio.shape[-1] // length
+        return [
+            audio[row, a * hop : (a + n) * hop].astype(np.float32)
+            for row, (a, n) in enumerate(starts)
+        ]
+
+    def _deliver(self, call: _Call, value: Any) -> None:
+        arena = call.client.arena
+        array = value if isinstance(value, np.ndarray) else getattr(value, "frames", None)
+        if arena is None or call.slot < 0 or array is None or not arena.fits(array.nbytes):
+            call.client.send(("done", call.rid, None, value))
+            return
+        spec = arena.write(call.slot, array)
+        rest = None if array is value else (value.unit_frames, value.units)
+        call.client.send(("done", call.rid, spec, rest))
+
+    # -- loop ----------------------------------------------------------------------------
+
+    def serve(self, listener: socket.socket, *, stop: Callable[[], bool]) -> None:
+        sel = selectors.DefaultSelector()
+        sel.register(listener, selectors.EVENT_READ, None)
+        published = 0.0
+        ids = 0
+        while not stop():
+            timeout = 0.0 if self.scheduler.queued else 0.05
+            for key, _ in sel.select(timeout):
+                if key.data is None:
+                    conn, _ = listener.accept()
+                    ids += 1
+                    client = _Client(conn, ids)
+                    self.clients[ids] = client
+                    sel.register(conn, selectors.EVENT_READ, client)
+                    continue
+                client = key.data
+                try:
+                    data = client.sock.recv(1 << 20)
+                except OSError:
+                    data = b""
+                if not data:
+                    sel.unregister(client.sock)
+                    client.sock.close()
+                    self.forget(client)
+                    continue
+                for msg in client.decoder.feed(data):
+                    self.handle(client, msg)
+            self.step()
+            now = self.clock()
+            if now - published >= 0.005:
+                self.status.publish(self.scheduler.load(now))
+                published = now
+        sel.close()
+
+    def close(self) -> None:
+        for client in list(self.clients.values()):
+            client.sock.close()
+            self.forget(client)
+        self.status.close()
+
+
+def device_stages(settings: Settings, voices: Iterable[object]) -> dict[str, BatchedStage]:
+    """This device's runners for declared stage keys: on cuda the vocoder key runs in the
+    batched fp16 CUDA-graph backend (the GPU path's bucket shapes) and, with
+    ``acoustic_graphs``, the acoustic model as CUDA graphs. Nothing on cpu."""
+    if settings.device != "cuda":
+        return {}
+    from emostream.engine.acoustic_graphs import BATCHES, GraphedAcoustic
+    from emostream.engine.batcher import BucketSpec
+    from emostream.engine.devices import vocoder_backend
+    from emostream.models.mel import silence_level
+    from emostream.voices.catalog import VOCODER_KEYS, vocoder_choice
+
+    spec = BucketSpec()
+    backend = vocoder_backend(settings)
+    backend.warmup(spec.shapes())
+    key = VOCODER_KEYS[vocoder_choice(settings)]
+    out = {key: BatchedStage(key, "decode", backend.run, spec.batch_sizes, spec.frames,
+                             silence_level())}  # fmt: skip
+    if settings.acoustic_graphs:
+        for voice in voices:
+            stage = next((s for s in _stages(voice) if s.kind == "acoustic"), None)
+            model = getattr(voice, "model", None)
+            if stage is None or model is None or stage.key in out:
+                continue
+            graphed = GraphedAcoustic(model, device="cuda")
+            graphed.capture_all()
+            out[stage.key] = BatchedStage(stage.key, "acoustic", graphed, BATCHES,
+                                          size=stage.size)  # fmt: skip
+    return out
+
+
+def _stages(voice: object) -> tuple[BatchedStage, ...]:
+    return voice.batched_stages() if isinstance(voice, StagedVoice) else ()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m emostream.engine.engine_process")
+    p.add_argument("--socket", required=True)
+    args = p.parse_args(argv)
+    raw = os.environ.get("EMOSTREAM_ENGINE_SETTINGS")
+    settings = Settings(**json.loads(raw)) if raw else Settings.from_env()
+    logging.basicConfig(level=settings.log_level.upper(),
+                        format="%(asctime)s %(levelname)s engine: %(message)s")  # fmt: skip
+    from emostream.voices.catalog import load_catalog
+
+    catalog = load_catalog(settings)
+    voices = [catalog.get(i.id) for i in catalog.infos()]
+    stages = collect_stages(voices, device_stages(settings, voices))
+    core = EngineCore(stages)
+    stopping: list[int] = []
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(args.socket)
+    listener.listen(256)
+    log.info("engine ready on %s: stages %s", args.socket, ", ".join(stages) or "none")
+    try:
+        core.serve(listener, stop=lambda: bool(stopping))
+    finally:
+        core.close()
+        listener.close()
+    return 0
+
+
+class EngineHandle:
+    """A started engine process (:meth:`spawn`), its socket path, and :meth:`close`."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], socket_path: str) -> None:
+        self.proc = proc
+        self.socket_path = socket_path
+
+    @classmethod
+    def spawn(cls, settings: Settings, *, timeout: float = 300.0) -> EngineHandle:
+        """Start the process on a socket in a new private directory; return once it
+        accepts connections (raises if it exits first or ``timeout`` passes)."""
+        folder = Path(tempfile.mkdtemp(prefix="emostream-engine-"))
+        folder.chmod(0o700)
+        path = str(folder / "engine.sock")
+        env = {**os.environ, "EMOSTREAM_ENGINE_SETTINGS": json.dumps(asdict(settings))}
+        cmd = [sys.executable, "-m", "emostream.engine.engine_process", "--socket", path]
+        proc = subprocess.Popen(cmd, env=env)
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"engine process exited with {proc.returncode}")
+            try:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+                    probe.connect(path)
+                return cls(proc, path)
+            except OSError:
+                if time.monotonic() > deadline:
+                    proc.kill()
+                    raise RuntimeError("engine process did not start") from None
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        Path(self.socket_path).unlink(missing_ok=True)
+
+    async def close(self) -> None:
+        self.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""The engine channel: framing, shared-memory slots, the status block."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from emostream.engine.channel import FrameDecoder, SlotArena, StatusBlock, encode
+from emostream.engine.scheduler import LoadSnapshot
+
+
+def test_frames_split_anywhere() -> None:
+    data = encode(("call", 1, "v", "s", 0.5, 30, 3, None, {"x": 1}, "left")) + encode(
+        ("cancel", "s")
+    )
+    dec = FrameDecoder()
+    got = []
+    for i in range(0, len(data), 7):
+        got += dec.feed(data[i : i + 7])
+    assert got == [("call", 1, "v", "s", 0.5, 30, 3, None, {"x": 1}, "left"), ("cancel", "s")]
+
+
+def test_slots_seen_by_another_attachment() -> None:
+    arena = SlotArena(4, 1 << 16)
+    other = SlotArena(4, 1 << 16, name=arena.name)
+    try:
+        slot = arena.take()
+        assert slot is not None and arena.available == 3
+        mel = np.random.default_rng(0).standard_normal((80, 32)).astype(np.float32)
+        spec = arena.write(slot, mel)
+        assert np.array_equal(other.read(slot, spec), mel)
+        audio = np.arange(8192, dtype=np.float32)
+        other.write(slot, audio)
+        assert np.array_equal(arena.read(slot, ((8192,), "<f4")), audio)
+        assert not arena.fits(1 << 17)
+        arena.free(slot)
+        assert arena.available == 4
+    finally:
+        other.close()
+        arena.close()
+
+
+def test_status_block_round_trip() -> None:
+    block = StatusBlock()
+    reader = StatusBlock(name=block.name)
+    try:
+        assert reader.read() is None
+        snap = LoadSnapshot(1.5, 3, 4, 0.5, 0.25, 0.01, 2, 7, 0.004, 2.0)
+        block.publish(snap)
+        assert reader.read() == snap
+    finally:
+        reader.close()
+        block.close()

@@ -1,0 +1,44 @@
+"""The server with the engine process (EMOSTREAM_ENGINE=process) speaks exactly what the
+in-process server speaks (CPU, the EmoStream ONNX voices)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+
+import httpx
+import pytest
+
+from emostream.config import Settings
+from emostream.transport.app import create_app
+from tests.conftest import ServerThread
+
+pytestmark = pytest.mark.slow
+TEXT = "The engine process batches every worker's calls. Does it sound the same? It should."
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(data_dir=str(tmp_path_factory.mktemp("engine-serve")), acoustic="on",
+                    phrase_cache_bytes=0)  # fmt: skip
+
+
+def speak(url: str, voice: str) -> bytes:
+    body = {"input": TEXT, "voice": voice, "response_format": "pcm"}
+    r = httpx.post(f"{url}/v1/audio/speech", json=body, timeout=120)
+    assert r.status_code == 200, r.text
+    return r.content
+
+
+@pytest.fixture(scope="module")
+def reference(settings: Settings) -> Iterator[dict[str, bytes]]:
+    with ServerThread(create_app(settings)) as srv:
+        yield {v: speak(srv.url, v) for v in ("af_heart", "joe")}
+
+
+def test_engine_process_speaks_the_same(settings: Settings, reference: dict[str, bytes]) -> None:
+    with ServerThread(create_app(replace(settings, engine="process"))) as srv:
+        for voice, expected in reference.items():
+            got = speak(srv.url, voice)
+            assert len(got) > 20000
+            assert got == expected, voice
