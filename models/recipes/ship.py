@@ -75,8 +75,10 @@ def ship_acoustic(results: Path, version: str, models: Path = MODELS) -> Path:
     return out
 
 
-def ship_vocoder(results: Path, version: str, models: Path = MODELS) -> Path:
-    src = results / "lite_vocoder_fp16.pt"
+def ship_vocoder(
+    results: Path, version: str, models: Path = MODELS, name: str = "lite_vocoder_fp16.pt"
+) -> Path:
+    src = results / name
     model = LiteVocoder.load(src)
     step = int(torch.load(src, map_location="cpu", weights_only=True).get("step", 0))
     out = models / "vocoder" / f"emostream-lite-vocoder-{version}.onnx"
@@ -100,6 +102,11 @@ def main() -> None:
     p.add_argument("--acoustic", action="store_true")
     p.add_argument("--speakers", action="store_true")
     p.add_argument("--vocoder", default="", help="light vocoder version, e.g. v0.1")
+    p.add_argument(
+        "--vocoder-file",
+        default="lite_vocoder_fp16.pt",
+        help="which generator (best_fp16.pt: the lowest held-out mel L1 of the run)",
+    )
     p.add_argument("--models", type=Path, default=MODELS, help="where to write (default models/)")
     a = p.parse_args()
     if a.acoustic:
@@ -110,7 +117,7 @@ def main() -> None:
         with np.load(dst) as z:
             print(f"{dst}: {len(z.files)} speakers")
     if a.vocoder:
-        ship_vocoder(a.results, a.vocoder, a.models)
+        ship_vocoder(a.results, a.vocoder, a.models, a.vocoder_file)
 
 
 if __name__ == "__main__":
