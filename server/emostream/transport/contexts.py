@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from emostream.transport import schema
 from emostream.transport.frames import ChannelAllocator
 from emostream.transport.protocol import (
     Action,
@@ -43,7 +44,7 @@ from emostream.transport.protocol import (
 )
 
 Mode = Literal["unset", "v1", "v1.1"]
-MAX_CONTEXT_ID_CHARS = 64
+MAX_CONTEXT_ID_CHARS: int = schema.definition("context_id")["maxLength"]
 _CONTEXT_ID = re.compile(rf"[A-Za-z0-9._:\-]{{1,{MAX_CONTEXT_ID_CHARS}}}")
 # Messages addressed to a context on a v1.1 connection.
 CONTEXT_TYPES = frozenset({"start", "text", "flush", "end", "cancel", "line"})

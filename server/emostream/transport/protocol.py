@@ -12,6 +12,9 @@ Field validation is strict and shared with ``POST /v1/audio/speech``: :func:`loa
 (JSON limits), :func:`voice_field`, :func:`parse_controls`, :func:`sample_rate_field`. ``null``
 is the same as leaving a field out; any other value must have the field's JSON type (no
 ``"false"`` for a boolean, no ``""`` for a voice) and numbers must be finite and in range.
+Ranges, defaults, enums, lengths and the line's own fields come from the protocol's JSON Schema
+(:mod:`emostream.transport.schema`); ``tests/transport/test_schema.py`` holds the two to the
+same verdict on every message.
 """
 
 from __future__ import annotations
@@ -24,9 +27,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from emostream.codec.packetizer import FRAME_MS, SAMPLE_RATES, FormatError, OutputFormat
-from emostream.text.emotion import EMOTIONS, parse_prompt
+from emostream.text.emotion import parse_prompt
 from emostream.text.normalize import normalize
 from emostream.text.splitter import Segmenter
+from emostream.transport import schema
 from emostream.transport.text_sources import SegmentSource, TextMap
 from emostream.voices.base import Controls, UnsupportedControl, VoiceInfo, check_controls
 
@@ -99,10 +103,22 @@ Action = (
     BeginUtterance | QueueSegments | EndOfInput | CancelUtterance | SendError | EnqueueLine
     | ClearLines
 )  # fmt: skip
-MAX_LINE_ID_CHARS = 128
-MAX_LINE_PRIORITY = 1000
-MAX_LINE_TTL_MS = 600_000.0
-_LINE_ONLY = ("type", "text", "id", "priority", "ttl_ms")
+# From the schema (protocol.schema.json), the one definition of the protocol's fields.
+MAX_LINE_ID_CHARS = schema.max_length("line", "id")
+MAX_LINE_PRIORITY = schema.int_range("line", "priority")[1]
+MIN_LINE_TTL_MS, MAX_LINE_TTL_MS = schema.number_range("line", "ttl_ms")
+# A line's own fields: the rest (context_id and the start fields) are what it is spoken with.
+_LINE_ONLY = tuple(
+    k for k in schema.own_fields("line") if k not in ("context_id", "reference_audio")
+)
+EMOTIONS: tuple[str, ...] = schema.choices("controls", "emotion")
+MAX_PROMPT_CHARS = schema.max_length("controls", "prompt")
+CODECS: tuple[str, ...] = schema.choices("format", "codec")
+# name -> (default, lowest, highest)
+_CONTROL_RANGES = {
+    name: (float(schema.default("controls", name)), *schema.number_range("controls", name))
+    for name in ("speed", "pitch_shift", "energy", "intensity")
+}
 
 
 class ProtocolError(Exception):
@@ -112,7 +128,7 @@ class ProtocolError(Exception):
         self.message = message
 
 
-MAX_DEPTH = 16  # nesting of arrays/objects in one message; v1 messages need 2
+MAX_DEPTH: int = schema.envelope()["max_depth"]  # nesting of arrays/objects; v1 needs 2
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -248,9 +264,10 @@ def parse_controls(msg: dict[str, Any]) -> Controls:
         raise ProtocolError("bad_value", f"'emotion' must be one of {list(EMOTIONS)}")
     prompt = msg.get("prompt")
     if prompt is not None:
-        if not isinstance(prompt, str) or not prompt.strip() or len(prompt) > 500:
+        if not isinstance(prompt, str) or not prompt.strip() or len(prompt) > MAX_PROMPT_CHARS:
             raise ProtocolError(
-                "bad_value", "'prompt' must be a non-empty string of at most 500 characters"
+                "bad_value",
+                f"'prompt' must be a non-empty string of at most {MAX_PROMPT_CHARS} characters",
             )
         if emotion is None:
             guess = parse_prompt(prompt)
@@ -258,11 +275,11 @@ def parse_controls(msg: dict[str, Any]) -> Controls:
             if msg.get("intensity") is None:
                 msg = {**msg, "intensity": guess.intensity}
     return Controls(
-        speed=_number(msg, "speed", 1.0, 0.5, 2.0),
-        pitch_shift=_number(msg, "pitch_shift", 0.0, -12.0, 12.0),
-        energy=_number(msg, "energy", 1.0, 0.5, 2.0),
+        speed=_number(msg, "speed", *_CONTROL_RANGES["speed"]),
+        pitch_shift=_number(msg, "pitch_shift", *_CONTROL_RANGES["pitch_shift"]),
+        energy=_number(msg, "energy", *_CONTROL_RANGES["energy"]),
         emotion=emotion or "neutral",
-        intensity=_number(msg, "intensity", 1.0, 0.0, 1.0),
+        intensity=_number(msg, "intensity", *_CONTROL_RANGES["intensity"]),
     )
 
 
@@ -272,8 +289,10 @@ def parse_format(raw: Any) -> OutputFormat:
     if not isinstance(raw, dict):
         raise ProtocolError("bad_format", "'format' must be an object")
     codec = raw.get("codec")
-    if codec is not None and codec not in ("opus", "pcm_s16le"):
-        raise ProtocolError("bad_format", "'format.codec' must be 'opus' or 'pcm_s16le'")
+    if codec is not None and codec not in CODECS:
+        raise ProtocolError(
+            "bad_format", f"'format.codec' must be {' or '.join(repr(c) for c in CODECS)}"
+        )
     try:
         return OutputFormat(
             codec=codec or "opus",
@@ -428,7 +447,7 @@ class SessionProtocol:
                 "bad_value",
                 f"'priority' must be from {-MAX_LINE_PRIORITY} to {MAX_LINE_PRIORITY}",
             )
-        ttl_ms = _number(msg, "ttl_ms", self.line_ttl_ms, 1.0, MAX_LINE_TTL_MS)
+        ttl_ms = _number(msg, "ttl_ms", self.line_ttl_ms, MIN_LINE_TTL_MS, MAX_LINE_TTL_MS)
         if msg.get("reference_audio") is not None:
             raise ProtocolError(
                 "bad_value", "'reference_audio' is not taken in a line (use a cloned voice id)"
