@@ -25,6 +25,7 @@ fi
 
 npm ci --no-audit --no-fund --loglevel=error
 node scripts/vendor.mjs --check
+node scripts/schema.mjs --check  # src/protocol-schema.js is what the protocol schema makes
 
 echo "== client_js unit tests"
 node --test --test-reporter=spec test/unit/*.test.mjs

@@ -8,7 +8,7 @@ validators, shared by the transport, load-test and plugin tests.
 * :func:`schema_accepts` — the schema's verdict on a raw text frame, for comparison with the
   server's: the schema's ``x-envelope`` rules (an object, nesting depth, valid Unicode) and then
   ``#/$defs/client_message`` (not strict: the server ignores fields it does not know).
-* :class:`Recorder` — every JSON message the server parsed on its sockets (``load_message``
+* :func:`record_messages` — every JSON message the server parsed on its sockets (``load_message``
   wrapped), for tests that drive a real client against a real server.
 
 Needs ``jsonschema`` (the ``dev`` extra); the server itself never imports it.
@@ -20,7 +20,6 @@ import copy
 import json
 import math
 import re
-from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
@@ -121,9 +120,9 @@ class Recorder:
             check_client(msg)
 
 
-@pytest.fixture
-def sent_to_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Recorder]:
-    """Record what clients send to any in-process server (``ServerThread``) during the test."""
+def record_messages(monkeypatch: pytest.MonkeyPatch) -> Recorder:
+    """Record what clients send to any in-process server (``ServerThread``) for the rest of
+    the test (``monkeypatch`` undoes it)."""
     import emostream.transport.ws as ws_module
 
     recorder = Recorder()
@@ -135,4 +134,4 @@ def sent_to_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Recorder]:
         return msg
 
     monkeypatch.setattr(ws_module, "load_message", recording)
-    yield recorder
+    return recorder

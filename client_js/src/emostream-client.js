@@ -23,12 +23,15 @@ import { Emitter } from './emitter.js';
 import { createDecoder as defaultCreateDecoder } from './decoder.js';
 import { AudioPlayer } from './player.js';
 import { WordTrack } from './word-track.js';
+import { START_FIELDS } from './protocol-schema.js';
 
 export { AudioPlayer } from './player.js';
 export { createDecoder, webCodecsOpusSupported } from './decoder.js';
 
 export const PROTOCOL_VERSION = 1;
-const START_FIELDS = ['voice', 'emotion', 'intensity', 'speed', 'pitch_shift', 'energy', 'timestamps', 'word_timestamps'];
+// The start fields passed through from options come from the protocol's schema
+// (src/protocol-schema.js, made from the server's protocol.schema.json): none is dropped.
+export { START_FIELDS, PROTOCOL_SCHEMA } from './protocol-schema.js';
 // The server's Opus encoder look-ahead: a fresh decoder's output lags the stream timeline by it.
 export const OPUS_LOOKAHEAD_MS = 6.5;
 const WORD_TICK_MS = 20; // how often the playback clock is read while words are pending
@@ -190,8 +193,9 @@ export class EmoStreamClient extends Emitter {
   /**
    * Begin an utterance. Returns a promise for its stats (resolves after `done` and, with a
    * player, after the audio has finished playing; rejects on a start error or a lost connection).
-   * @param {object} [options] voice, emotion, intensity, speed, pitch_shift, energy, timestamps,
-   *   format: {codec, sample_rate}
+   * @param {object} [options] any start field of the protocol schema (START_FIELDS: voice,
+   *   emotion, intensity, speed, pitch_shift, energy, prompt, cache, timestamps, word_timestamps,
+   *   reference_audio, ...), and format: {codec, sample_rate}
    */
   start(options = {}) {
     if (this._utt) throw new Error('an utterance is in progress: end() or cancel() it first');
