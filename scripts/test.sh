@@ -13,7 +13,7 @@ if [ $# -eq 0 ]; then
   # protobuf below the server's (plugins/README.md). They drive a server on loopback.
   [ -x .venv-pipecat/bin/python ] || "${PYTHON:-python3}" -m venv .venv-pipecat
   .venv-pipecat/bin/python -m pip install -q -e ".[pipecat]" "pytest>=8" "pytest-asyncio>=0.23" \
-    "httpx>=0.27"
+    "httpx>=0.27" "jsonschema>=4.18"
   .venv-pipecat/bin/python -m pytest -q -p no:cacheprovider tests/plugins/test_pipecat.py \
     || status=$?
 fi

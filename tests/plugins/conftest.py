@@ -12,6 +12,7 @@ import pytest
 
 from emostream.voices.piper_voice import PiperVoice
 from tests.conftest import ServerThread
+from tests.protocol_schema import record_messages
 
 # Long enough that the server is still speaking when a test interrupts it (about 25 s of
 # audio from joe, several seconds of synthesis even on a fast machine).
@@ -19,6 +20,16 @@ LONG_TEXT = " ".join(
     f"This is sentence number {n} of a long answer that the listener will interrupt."
     for n in range(1, 13)
 )
+
+
+@pytest.fixture(autouse=True)
+def messages_follow_the_schema(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every message a plugin sends to the in-process servers during a test is a valid client
+    message of the protocol's JSON Schema, naming no field the schema lacks (checked after
+    the test)."""
+    recorder = record_messages(monkeypatch)
+    yield
+    recorder.check()
 
 
 def import_framework(name: str) -> ModuleType:
