@@ -2,7 +2,8 @@
 
 * The schema is valid JSON Schema (draft 2020-12), versioned, and shipped as package data.
 * Field lists: every field the server reads from each client message is in the schema, and
-  every field the schema names is read by the server (recorded on a sans-I/O connection).
+  every field the schema names is read by the server (recorded on a sans-I/O connection; the
+  ``POST /v1/audio/speech`` body on the real server).
 * Verdicts: on the hostile corpus, per-field probes and generated messages (the fuzzer's
   strategies), a message the schema refuses is refused by the server with a message-level code
   (``bad_value``, ``bad_format``, ``bad_message``, ``unknown_type``) and a message it accepts
@@ -44,7 +45,14 @@ from emostream.transport.protocol import (
 )
 from emostream.voices.base import ALL_CONTROLS, VoiceInfo
 from tests.conftest import ServerThread
-from tests.protocol_schema import check_event, errors, has_non_finite, parse, schema_accepts
+from tests.protocol_schema import (
+    check_client,
+    check_event,
+    errors,
+    has_non_finite,
+    parse,
+    schema_accepts,
+)
 from tests.transport.test_fuzz import protocol as fuzz_messages
 from tests.transport.test_fuzz import raw as fuzz_raw
 from tests.transport.test_hostile import HOSTILE_WS
@@ -400,3 +408,23 @@ async def test_every_event_of_a_session_is_in_the_schema(server: ServerThread) -
     for seq in sequences.values():
         assert seq == list(range(len(seq)))
     assert struct.calcsize(">BBHI") == 8
+
+
+async def test_the_speech_endpoint_reads_exactly_the_schemas_fields(
+    server: ServerThread, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import httpx
+
+    import emostream.transport.http as http_module
+
+    log: set[str] = set()
+    parse_body = http_module.load_message
+    monkeypatch.setattr(http_module, "load_message", lambda raw: Reads(parse_body(raw), log))
+    body = {"input": "Hi.", "voice": "joe", "speed": 1.1, "pitch_shift": 0, "energy": 1,
+            "emotion": "neutral", "intensity": 1, "prompt": "calm", "cache": False,
+            "response_format": "wav", "sample_rate": 16000}  # fmt: skip
+    check_client(body, "speech_request")
+    async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
+        r = await client.post("/v1/audio/speech", json=body)
+    assert r.status_code == 200, r.text[:200]
+    assert log == set(schema.fields("speech_request")), sorted(log)
