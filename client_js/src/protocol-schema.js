@@ -901,7 +901,7 @@ export const PROTOCOL_SCHEMA = {
     },
     "id": {
      "type": "string",
-     "description": "a queued line's id, when that line could not start"
+     "description": "the line's id: a line message refused (when its id is well-formed), or a queued line that could not start"
     }
    }
   },
