@@ -103,6 +103,14 @@ class Settings:
     # 1: never); the line's speed times it is capped at 2, and voices without `speed` keep theirs.
     line_queue_max_speed: float = 1.5
     line_ttl_ms: float = 8000.0  # a line's TTL when it gives no `ttl_ms`
+    # Pace lines to the listener: the next line starts only when the audio already sent on the
+    # connection is at most this far ahead of real time (a listener playing it from arrival);
+    # TTL, overflow and speed-up then act on what is heard. 0: no pacing, lines as fast as they
+    # are made (bulk rendering), the TTL judged when a line starts.
+    line_pace_lead_ms: float = 1000.0
+    # Paced: a line counts as heard this long after the audio before it has played out (first
+    # audio, the listener's jitter buffer, the network); one not heard within its TTL expires.
+    line_hear_delay_ms: float = 250.0
     # -- contexts (README "WebSocket protocol v1.1") ------------------------------------------
     # Live contexts (started, `done` not yet sent) per v1.1 WebSocket; a `start` past it gets
     # `too_many_contexts`. Each also takes a stream slot (max_streams, key_max_streams).

@@ -1,7 +1,8 @@
 """Queued lines (``line``, ``clear``: the danmaku queue) over the real WebSocket, voice joe.
 
 A normal utterance left open (``start`` + ``text``, no ``end``) holds the socket busy while
-lines queue behind it; ``end`` releases them."""
+lines queue behind it; ``end`` releases them. ``queued`` is unpaced (``line_pace_lead_ms`` 0:
+the queue's order, TTL, bound and rate alone); ``paced`` paces lines to the listener."""
 
 from __future__ import annotations
 
@@ -30,8 +31,26 @@ def queued(joe: PiperVoice, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     from emostream.voices.catalog import VoiceCatalog
 
     settings = Settings(
-        data_dir=str(tmp_path_factory.mktemp("lines")), line_queue_max=4, max_text_chars=2000
-    )
+        data_dir=str(tmp_path_factory.mktemp("lines")), line_queue_max=6, max_text_chars=2000,
+        line_pace_lead_ms=0,
+    )  # fmt: skip
+    with ServerThread(create_app(settings, catalog=VoiceCatalog([joe]))) as srv:
+        yield srv
+
+
+PACE_LEAD_S = 0.3
+
+
+@pytest.fixture(scope="module")
+def paced(joe: PiperVoice, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
+    from emostream.config import Settings
+    from emostream.transport.app import create_app
+    from emostream.voices.catalog import VoiceCatalog
+
+    settings = Settings(
+        data_dir=str(tmp_path_factory.mktemp("paced")), line_pace_lead_ms=1000 * PACE_LEAD_S,
+        line_hear_delay_ms=250, phrase_cache_bytes=0,
+    )  # fmt: skip
     with ServerThread(create_app(settings, catalog=VoiceCatalog([joe]))) as srv:
         yield srv
 
@@ -120,7 +139,7 @@ def test_overflow_drops_are_reported(queued: ServerThread) -> None:
     async def go() -> list[dict[str, Any]]:
         async with websockets.connect(queued.ws_url, compression=None) as ws:
             await hold(ws)
-            for i in range(5):  # line_queue_max=4
+            for i in range(7):  # line_queue_max=6
                 await line(ws, f"Line {i}.", id=f"l{i}", priority=1 if i == 0 else 0)
             await release(ws)
             return await until_quiet(ws)
@@ -128,11 +147,13 @@ def test_overflow_drops_are_reported(queued: ServerThread) -> None:
     events = asyncio.run(go())
     drops = [e for e in events if e["type"] == "line_dropped"]
     assert [(d["id"], d["reason"]) for d in drops] == [("l1", "overflow")]  # lowest, oldest
-    assert max(e["depth"] for e in events if e["type"] == "queue") == 4
-    assert spoken(events) == ["l0", "l2", "l3", "l4"]
+    assert max(e["depth"] for e in events if e["type"] == "queue") == 6
+    assert spoken(events) == ["l0", "l2", "l3", "l4", "l5", "l6"]
     started = {e["id"]: e for e in events if e["type"] == "started" and "id" in e}
-    # Backlog 3 after the first pop: 5% faster (joe takes speed); then back to 1.
-    assert started["l0"]["speed"] == pytest.approx(1.05) and started["l4"]["speed"] == 1.0
+    # Backlog 5 after the first pop: 15% faster (joe takes speed); backlog 4 (1.10) rounds
+    # down to a step (1.0), as does every later one.
+    assert started["l0"]["speed"] == pytest.approx(1.15)
+    assert {started[f"l{i}"]["speed"] for i in range(2, 7)} == {1.0}
 
 
 def test_clear_drops_every_waiting_line(queued: ServerThread) -> None:
@@ -230,3 +251,104 @@ def test_start_line_scales_speed_capped_and_only_for_voices_with_speed() -> None
     begin = p.start_line("x", "Hi.", {"voice": "flat"}, 1.5)[0]
     assert begin.started_event["speed"] == 1.0  # type: ignore[union-attr]
     assert begin.request.controls.speed == 1.0  # type: ignore[union-attr]
+
+
+def test_an_error_refusing_a_line_carries_its_id(queued: ServerThread) -> None:
+    """Every refusal of a line names it when the client gave a well-formed id: those of the
+    protocol (BAD_LINES) and of the connection (a frame over max_message_bytes)."""
+    sent = [{"id": f"bad{k}", **fields} for k, (fields, _) in enumerate(BAD_LINES)]
+    huge = {"text": "x" * (1 << 20), "id": "huge"}
+
+    async def go() -> list[dict[str, Any]]:
+        async with websockets.connect(queued.ws_url, compression=None) as ws:
+            for fields in [*sent, huge]:
+                await ws.send(json.dumps({"type": "line", **fields}))
+            return await until_quiet(ws, 1.0)
+
+    errors = [e for e in asyncio.run(go()) if e["type"] == "error"]
+    assert len(errors) == len(sent) + 1
+    well_formed = [f["id"] if isinstance(f["id"], str) and 0 < len(f["id"]) <= 128 else None
+                   for f in sent]  # fmt: skip
+    assert [e.get("id") for e in errors[:-1]] == well_formed
+    assert well_formed.count(None) == 3  # the three malformed ids are not echoed
+    assert errors[-1]["code"] == "too_large" and errors[-1]["id"] == "huge"
+
+
+class Listener:
+    """The client's own playout clock: every binary frame (20 ms of Opus) plays from its
+    arrival, after the audio before it."""
+
+    def __init__(self) -> None:
+        self.end = float("-inf")
+
+    def ahead(self, now: float) -> float:
+        return max(0.0, self.end - now)
+
+
+async def listen(ws: Any, ids: set[str]) -> tuple[list[dict[str, Any]], dict[str, float]]:
+    """Events until every id is done or dropped; how far the audio received was ahead of a
+    real-time listener when each line's ``started`` arrived."""
+    clock = Listener()
+    events: list[dict[str, Any]] = []
+    ahead_at_start: dict[str, float] = {}
+    left = set(ids)
+    async with asyncio.timeout(60):
+        while left:
+            msg = await ws.recv()
+            now = time.monotonic()
+            if isinstance(msg, bytes):
+                clock.end = max(clock.end, now) + 0.020
+                continue
+            ev = json.loads(msg)
+            events.append(ev)
+            if ev["type"] == "started":
+                ahead_at_start[ev["id"]] = clock.ahead(now)
+            if ev["type"] in ("done", "line_dropped", "error"):
+                left.discard(ev.get("id", ""))
+    return events, ahead_at_start
+
+
+def test_paced_lines_start_only_when_the_listener_is_within_the_lead(paced: ServerThread) -> None:
+    """Joe speaks many times faster than real time: unpaced, each line would start while the
+    one before still had seconds left to play."""
+    texts = [
+        "The first line is long enough to take a few seconds to say out loud.",
+        "The second line follows it, also taking a few seconds to be heard.",
+        "And the third line closes the burst, a little shorter.",
+    ]
+
+    async def go() -> tuple[list[dict[str, Any]], dict[str, float]]:
+        async with websockets.connect(paced.ws_url, compression=None) as ws:
+            for k, text in enumerate(texts):
+                await line(ws, text, id=f"p{k}", ttl_ms=60000)
+            return await listen(ws, {f"p{k}" for k in range(len(texts))})
+
+    events, ahead = asyncio.run(go())
+    assert spoken(events) == ["p0", "p1", "p2"]
+    assert not [e for e in events if e["type"] in ("error", "line_dropped")]
+    assert ahead["p0"] == 0.0
+    # Each later line waited until the audio before it was within the lead of being heard
+    # (plus what the loopback and the event loops add: the server counts from its sends).
+    assert ahead["p1"] <= PACE_LEAD_S + 0.3 and ahead["p2"] <= PACE_LEAD_S + 0.3
+
+
+def test_a_paced_line_that_would_be_heard_past_its_ttl_expires_unspoken(
+    paced: ServerThread,
+) -> None:
+    """A long line first: the next one, TTL 3 s, would be heard only after its seconds of
+    audio, so it is dropped as expired, before its TTL has even passed. (Unpaced it would
+    start within a second, its TTL judged at the server.)"""
+
+    async def go() -> tuple[list[dict[str, Any]], dict[str, float]]:
+        async with websockets.connect(paced.ws_url, compression=None) as ws:
+            await line(ws, LONG, id="long", ttl_ms=60000)
+            await line(ws, "Am I too late?", id="short", ttl_ms=3000)
+            return await listen(ws, {"long", "short"})
+
+    events, _ = asyncio.run(go())
+    assert spoken(events) == ["long"]
+    (dropped,) = [e for e in events if e["type"] == "line_dropped"]
+    assert dropped["id"] == "short" and dropped["reason"] == "expired"
+    assert dropped["waited_ms"] < 3000
+    done = next(e for e in events if e["type"] == "done")
+    assert done["audio_ms"] > 3000 + PACE_LEAD_S * 1000  # (the premise: a long line)

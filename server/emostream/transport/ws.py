@@ -19,8 +19,12 @@ On drain (:mod:`emostream.transport.drain`) a connection gets ``shutting_down`` 
 
 Lines (``line``: danmaku, chat) wait in a per-connection
 :class:`~emostream.transport.line_queue.LineQueue`; one task per connection (made at the first
-``line``) reports expiries as they happen and starts the next line whenever the socket is idle.
-Waiting lines are dropped (``cleared``) on shutdown.
+``line``) reports expiries as they happen and starts the next line whenever the socket is idle
+and (``line_pace_lead_ms`` > 0) the audio already sent is at most that lead ahead of a listener
+playing it in real time (the connection's :class:`~emostream.transport.line_queue.Playout`,
+fed with every binary frame sent), so lines wait, expire and speed up against what is heard.
+Waiting lines are dropped (``cleared``) on shutdown. An ``error`` refusing a ``line`` carries
+the line's ``id`` (when the client gave a well-formed one).
 
 Contexts (protocol v1.1, :mod:`emostream.transport.contexts`): every live context is an
 utterance of its own with its own task, so several speak at once; their binary frames carry
@@ -35,10 +39,12 @@ import base64
 import json
 import logging
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
+from emostream.codec.packetizer import FRAME_MS
 from emostream.engine.service import Busy, SpeechService
 from emostream.engine.streamer import Packet, UtteranceRequest, UtteranceStats
 from emostream.transport.contexts import ContextRouter, Routed, tagged
@@ -47,8 +53,9 @@ from emostream.transport.errors import error
 from emostream.transport.guard import principal_of, voice_visible
 from emostream.transport.http import clone_unavailable
 from emostream.transport.limits import KeyLimits, LimitExceeded, StreamPermit
-from emostream.transport.line_queue import Dropped, Line, LineQueue
+from emostream.transport.line_queue import Dropped, Line, LineQueue, Playout
 from emostream.transport.protocol import (
+    MAX_LINE_ID_CHARS,
     Action,
     BeginUtterance,
     CancelUtterance,
@@ -76,6 +83,32 @@ _LAST_WORDS_S = 1.0  # how long the closing error and close frame may wait on a 
 
 class _Cut(Exception):
     """The client stopped reading: the utterance ends as cancelled."""
+
+
+@dataclass(frozen=True)
+class _LineRefused(SendError):
+    """An ``error`` refusing a ``line``: it carries the line's ``id``."""
+
+    id: str = ""
+
+    @property
+    def event(self) -> dict[str, Any]:
+        return {**super().event, "id": self.id}
+
+
+def _refused_with_id(routed: list[Routed], msg: dict[str, Any]) -> list[Routed]:
+    """Errors answering a ``line`` message carry its ``id`` (when it is a well-formed one)."""
+    line_id = msg.get("id")
+    if msg.get("type") != "line" or not isinstance(line_id, str):
+        return routed
+    if not line_id or len(line_id) > MAX_LINE_ID_CHARS:
+        return routed
+    return [
+        Routed(r.context, _LineRefused(r.action.code, r.action.message, line_id))
+        if isinstance(r.action, SendError)
+        else r
+        for r in routed
+    ]
 
 
 class StreamConnection:
@@ -108,6 +141,7 @@ class StreamConnection:
         self._lines: LineQueue | None = None  # made at the first line
         self._lines_task: asyncio.Task[None] | None = None
         self._lines_wake = asyncio.Event()
+        self._playout = Playout()  # the listener's clock: every binary frame sent
 
     def _new_protocol(self) -> SessionProtocol:
         settings = self.service.settings
@@ -255,6 +289,9 @@ class StreamConnection:
             msg = load_message(raw)
         except ProtocolError as exc:
             return [Routed(None, SendError(exc.code, exc.message))]
+        return _refused_with_id(await self._route(raw, msg), msg)
+
+    async def _route(self, raw: str, msg: dict[str, Any]) -> list[Routed]:
         settings = self.service.settings
         oversized = frame_too_large(
             len(raw) if raw.isascii() else len(raw.encode("utf-8", "surrogatepass")), msg,
@@ -418,6 +455,7 @@ class StreamConnection:
                     if isinstance(item, Packet):
                         if await self._send_bytes(utt.frame(item.data)):
                             utt.sent_samples += item.samples
+                            self._playout.sent(self._played_s(utt, item), time.monotonic())
                         self._last_activity = time.monotonic()
                     elif item.body.get("type") == "words":
                         await self._send_json(utt.tag(utt.place_words(item.body)))
@@ -440,6 +478,14 @@ class StreamConnection:
             await self._failed(utt, exc)
         finally:
             await self._finish(utt, stats, cancelled=cancelled)
+
+    @staticmethod
+    def _played_s(utt: Utterance, packet: Packet) -> float:
+        """How long a listener plays ``packet``: an Opus packet its whole frame (the last
+        one's padding too), PCM its samples."""
+        if utt.req.fmt.codec == "opus":
+            return FRAME_MS / 1000.0
+        return len(packet.data) / 2 / utt.req.fmt.sample_rate
 
     async def _failed(self, utt: Utterance, exc: BaseException) -> None:
         log.error("utterance %s failed", utt.req.stream_id, exc_info=exc)
@@ -483,6 +529,9 @@ class StreamConnection:
             self._lines = LineQueue(
                 max_lines=max(1, settings.line_queue_max),
                 max_speed=max(1.0, settings.line_queue_max_speed),
+                lead_s=max(0.0, settings.line_pace_lead_ms) / 1000.0,
+                hear_delay_s=max(0.0, settings.line_hear_delay_ms) / 1000.0,
+                playout=self._playout,
             )
         return self._lines
 
@@ -517,15 +566,21 @@ class StreamConnection:
         )
 
     async def _run_lines(self, queue: LineQueue) -> None:
-        """Report expiries when they fall due; start the next line whenever idle."""
+        """Report expiries when they fall due; start the next line whenever idle and paced
+        (woken when an utterance ends, a line or clear arrives, an expiry falls due, or the
+        listener's clock comes within the lead)."""
         while True:
             self._lines_wake.clear()
             try:
                 await self._step_lines(queue)
             except Exception:  # a bug must not stop the queue (nor take the connection down)
                 log.exception("line queue step failed")
+            now = time.monotonic()
             due = queue.next_expiry()
-            timeout = None if due is None else max(0.001, due - time.monotonic())
+            ready = queue.ready_at()
+            if len(queue) and ready > now:  # (an idle socket past it started a line above)
+                due = ready if due is None else min(due, ready)
+            timeout = None if due is None else max(0.001, due - now)
             try:
                 async with asyncio.timeout(timeout):
                     await self._lines_wake.wait()
