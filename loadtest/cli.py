@@ -223,12 +223,16 @@ def _line(r: dict[str, Any]) -> str:
     if dm:
         c, fa2 = dm["checks"], dm["first_audio_ms"]
         acc = c["accounting"]
+        # Reports before 2026-12-03's pacing judged "ttl" at the server ("ttl_started" now).
+        started = c.get("ttl_started", c["ttl"])
+        heard = dm["listener"]["lines_heard_past_ttl"]
         text += (
             f"\n    danmaku: sent {acc['sent']} spoken {acc['spoken']} dropped {acc['dropped']}"
             f" refused {acc['refused'] or '-'} unreported {acc['unreported']}"
             f" [{'ok' if c['accounting']['ok'] else 'FAIL'}]"
-            f" | started past TTL {c['ttl']['lines_started_past_ttl']}"
-            f" [{'ok' if c['ttl']['ok'] else 'FAIL'}]"
+            f" | heard past TTL {heard} [{'ok' if heard == 0 else 'FAIL'}]"
+            f" started past TTL {started['lines_started_past_ttl']}"
+            f" [{'ok' if started['ok'] else 'FAIL'}]"
             f" | max backlog {c['backlog']['max_depth']}/{c['backlog']['bound']}"
             f" [{'ok' if c['backlog']['ok'] else 'FAIL'}]"
             f" | underruns {c['underruns']['count']} [{'ok' if c['underruns']['ok'] else 'FAIL'}]"
@@ -237,8 +241,8 @@ def _line(r: dict[str, Any]) -> str:
             f" {fa2['cached']['p95']} ms (n {fa2['cached']['n']}) [goal p95 <= "
             f"{dm['cached_first_audio_goal']['p95_ms_max']:g} ms: "
             f"{'ok' if dm['cached_first_audio_goal']['ok'] else 'FAIL'}]"
-            f" | heard past TTL {dm['listener']['lines_heard_past_ttl']}"
-            f" (heard delay p95 {dm['listener']['heard_delay_ms']['p95']} ms)"
+            f" | send -> heard p50 {dm['listener']['heard_delay_ms']['p50']}"
+            f" p95 {dm['listener']['heard_delay_ms']['p95']} ms"
         )
     return text
 

@@ -5,7 +5,10 @@ A room sends bursts of ``line`` messages (repeated phrases mixed with fresh ones
 server speaks them one at a time from its queue. :class:`RoomLedger` takes every message
 sent and received with its client-clock time (ms) and answers the pattern's questions:
 
-* **TTL**: no line may start later than its TTL after it was *sent* (``started`` − send).
+* **TTL, at the listener**: no line may begin to be *heard* (below) later than its TTL after
+  it was *sent*: what "no line older than its TTL is ever spoken" means to someone listening.
+* **TTL, at the server**: no line may start later than its TTL after it was sent
+  (``started`` − send); implied by the check above, kept to tell the two apart.
 * **Backlog**: the depth in every ``queue`` event stays within the bound.
 * **Accounting**: every line sent is spoken (``started`` … ``done``), dropped with a reason
   (``line_dropped``) or refused (``error`` with its ``id``); none is left unreported.
@@ -253,6 +256,16 @@ def danmaku_summary(ledgers: list[RoomLedger], *, queue_max: int) -> dict[str, A
     expired_waits = [r.server_waited_ms for r in recs if r.dropped == "expired"]
     checks: dict[str, dict[str, Any]] = {
         "ttl": {
+            "ok": not heard_late,
+            "judged": "listener",
+            "lines_heard_past_ttl": len(heard_late),
+            "worst_ms_past_ttl": round(
+                max((r.heard_delay_ms or 0) - r.ttl_ms for r in heard_late), 1
+            )
+            if heard_late
+            else None,
+        },
+        "ttl_started": {
             "ok": not late,
             "lines_started_past_ttl": len(late),
             "worst_ms_past_ttl": round(max((r.start_delay_ms or 0) - r.ttl_ms for r in late), 1)

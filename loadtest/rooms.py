@@ -2,7 +2,8 @@
 ``line`` messages; the bookkeeping is :mod:`loadtest.danmaku`'s.
 
 Each room first speaks every repeated phrase once and one fresh line (unmeasured: the model
-warms up and the phrases enter the server's phrase cache), then sends a burst of ``burst_size``
+warms up and the phrases enter the server's phrase cache) and waits until a listener would have
+heard them out, then sends a burst of ``burst_size``
 lines every ``interval_s`` for ``duration_s`` (the rooms' bursts staggered evenly over one
 interval), and finally waits until every line has an outcome, at most the TTL plus
 ``drain_s`` after its last burst.
@@ -68,20 +69,28 @@ async def _receive(ws: Any, ledger: RoomLedger) -> None:
 
 
 async def _warm(ws: Any, cfg: ClientConfig, room: int) -> None:
-    """Every repeated phrase once and one fresh line, each to its ``done`` (unmeasured)."""
+    """Every repeated phrase once and one fresh line, each to its ``done``, then until a
+    listener would have heard their audio out (unmeasured: the server paces lines against
+    that listener, so the bursts start from an idle one)."""
     fields = _fields(cfg)
     texts = [*REPEATED, f"Room {room} is warming up, hello everyone."]
     for k, text in enumerate(texts):
         await ws.send(json.dumps({**fields, "type": "line", "id": f"w{room}-{k}", "text": text,
                                   "ttl_ms": 600_000}))  # fmt: skip
     left = {f"w{room}-{k}" for k in range(len(texts))}
+    frame_s, heard_out = 0.020, 0.0
     async with asyncio.timeout(cfg.utterance_timeout_s * len(texts)):
         while left:
             msg = await ws.recv()
-            if isinstance(msg, str):
-                ev = json.loads(msg)
-                if ev.get("type") in ("done", "line_dropped", "error") and ev.get("id") in left:
-                    left.discard(ev["id"])
+            if isinstance(msg, bytes):
+                heard_out = max(heard_out, time.perf_counter()) + frame_s
+                continue
+            ev = json.loads(msg)
+            if ev.get("type") == "started":
+                frame_s = float(ev.get("frame_ms", 20.0)) / 1000.0
+            if ev.get("type") in ("done", "line_dropped", "error") and ev.get("id") in left:
+                left.discard(ev["id"])
+    await asyncio.sleep(max(0.0, heard_out - time.perf_counter()))
 
 
 async def _room(

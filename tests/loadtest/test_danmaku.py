@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from loadtest.danmaku import (
     REPEATED,
     LineRecord,
@@ -74,14 +76,17 @@ def test_a_line_never_reported_fails_the_accounting() -> None:
     assert not s["ok"]
 
 
-def test_a_line_started_past_its_ttl_fails_the_ttl_check() -> None:
+def test_a_line_started_past_its_ttl_fails_both_ttl_checks() -> None:
     led = RoomLedger(0)
     led.sent(rec(0, sent_ms=0.0, ttl_ms=1000.0))
     led.sent(rec(1, sent_ms=0.0, ttl_ms=1000.0))
     t = speak(led, "l0", 999.0)
     speak(led, "l1", max(t, 1000.5))
-    ttl = danmaku_summary([led], queue_max=32)["checks"]["ttl"]
-    assert not ttl["ok"] and ttl["lines_started_past_ttl"] == 1 and ttl["worst_ms_past_ttl"] > 0
+    checks = danmaku_summary([led], queue_max=32)["checks"]
+    started = checks["ttl_started"]
+    assert not started["ok"] and started["lines_started_past_ttl"] == 1
+    assert started["worst_ms_past_ttl"] > 0
+    assert not checks["ttl"]["ok"] and checks["ttl"]["lines_heard_past_ttl"] == 2
 
 
 def test_backlog_over_its_bound_fails() -> None:
@@ -131,5 +136,9 @@ def test_a_line_heard_past_its_ttl_is_reported_for_the_listener() -> None:
     speak(led, "l0", 10.0, packets=100, step=0.1)  # 2 s of audio arriving in 10 ms
     speak(led, "l1", 30.0, packets=5, step=0.1)
     s = danmaku_summary([led], queue_max=32)
-    assert s["checks"]["ttl"]["ok"]  # both started in time ...
+    assert s["checks"]["ttl_started"]["ok"]  # both started in time ...
     assert s["listener"]["lines_heard_past_ttl"] == 1  # ... the second is heard 2 s later
+    ttl = s["checks"]["ttl"]  # which fails the TTL check, judged at the listener
+    assert not ttl["ok"] and ttl["judged"] == "listener" and ttl["lines_heard_past_ttl"] == 1
+    assert ttl["worst_ms_past_ttl"] == pytest.approx(10.1 + 60 + 2000 - 1000, abs=0.1)
+    assert not s["ok"]

@@ -116,8 +116,9 @@ def test_cli_danmaku_lines_on_one_connection(server: ServerThread, tmp_path: Pat
     acc = dm["checks"]["accounting"]
     assert acc["sent"] == 24 and acc["unreported"] == 0 and acc["ok"], acc
     assert acc["spoken"] + sum(acc["dropped"].values()) + sum(acc["refused"].values()) == 24
-    assert acc["spoken"] >= 1 and level["utterances_ok"] == acc["spoken"]
-    assert dm["checks"]["ttl"]["ok"] and dm["checks"]["backlog"]["ok"]
+    assert acc["spoken"] >= 1 and level["utterances_ok"] == acc["spoken"], acc
+    assert dm["checks"]["ttl"]["ok"] and dm["checks"]["ttl_started"]["ok"], dm["checks"]
+    assert dm["checks"]["backlog"]["ok"]
     assert dm["checks"]["backlog"]["max_depth"] <= 32
     assert dm["first_audio_ms"]["live"]["n"] + dm["first_audio_ms"]["cached"]["n"] == acc["spoken"]
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
