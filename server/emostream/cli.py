@@ -299,9 +299,10 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--max-held", type=int, default=256, help="lines held while disconnected")
     d.add_argument(
         "--pace-lead-s", type=float, default=0.0, metavar="S",
-        help="send one line at a time, when less than S s of received audio is left to play "
-        "(lines then wait and expire in the bridge, not in the listener's buffer; the server "
-        "speaks faster than real time). Default 0: every line to the server's queue at once",
+        help="send one line at a time, when less than S s of received audio is left to play, "
+        "so that lines wait and expire in the bridge. The server paces lines to the listener "
+        "itself (its line_pace_lead_ms, default 1 s); this is for a server with that set to 0 "
+        "or one without it. Default 0: every line to the server's queue at once",
     )  # fmt: skip
     d.add_argument(
         "--no-drain", action="store_true",

@@ -5,8 +5,11 @@ go through :class:`~emostream.bridge.lines.LineParser` into the
 :class:`~emostream.bridge.lines.Outbox`, which is sent as ``line`` messages over one WebSocket.
 Audio goes to the output (:mod:`emostream.bridge.sinks`), the server's events and the bridge's
 own as JSON lines to the event log. The socket is reconnected with backoff; lines not yet
-started are sent again. With ``pace_lead_s`` the bridge sends one line at a time, when less
-than that much received audio is left to play (see :class:`~emostream.bridge.lines.Playout`).
+started are sent again. The server paces lines to the listener (its ``line_pace_lead_ms``), so
+by default every line goes to it at once. With ``pace_lead_s`` (for a server that does not
+pace: ``line_pace_lead_ms`` 0, or one older than that setting) the bridge sends one line at a
+time, when less than that much received audio is left to play (see
+:class:`~emostream.bridge.lines.Playout`).
 On the end of input (stdin's EOF, or SIGINT/SIGTERM) the bridge waits
 until every line it holds is spoken or dropped (``drain``), then exits; a second signal, or
 ``drain=False``, exits at once.
