@@ -19,10 +19,13 @@
 #   vocbench 2 (bench/results/acoustic/2026-12-03-h200-v03-window2.md). Warm starts read the
 #   shipped .onnx files (stage b installs the onnx wheel that `prepare` downloads). The device
 #   tool returns at most 8 files a call: fetch the summaries/logs in a second call.
-# Window 3 (2026-12-03 session 6): SEED=4, same speaker mix, same calls; warm from v0.3 and
-#   lite v0.2; the light vocoder now also learns on the acoustic model's own mels
-#   (student_mels → corpus_pred) and keeps its best held-out generator (voc/best_fp16.pt);
-#   the acoustic model cools its learning rate down over the last 30 % (COOLDOWN=0.3).
+# Window 3 (2026-12-03 session 6; trained, measured, NOT shipped: worse on unseen voices,
+#   bench/results/acoustic/2026-12-03-h200-v04-window3.md): SEED=4, same speaker mix, same
+#   calls but STUDENT_MELS=1 `start 550 1150`, `watch 20`, `watch 540`, `collect 580`; warm from v0.3 and
+#   lite v0.2; the light vocoder also learned on the acoustic model's own mels (student_mels
+#   → corpus_pred) and kept its best held-out generator (voc/best_fp16.pt); the acoustic
+#   model cooled its learning rate over the last 30 % (COOLDOWN=0.3; default 0 = window 2).
+# Window 4 (next): warm from v0.3 again; see that report's "For the next window".
 # Light vocoder v0.1 (2026-12-03): HIDE_CORPUS=0 hide; vstart 900; watch 520; collect 345;
 #   vocbench 2 (bench/results/vocoder/2026-12-03-h200-lite-vocoder.md).
 #
@@ -125,12 +128,18 @@ start)
     for f in models/vocoder/emostream-lite-vocoder-*.onnx; do
       [ -f "$f" ] && cp "$f" $W/lite_init.onnx && INITV="--init lite_init.onnx"
     done
-    # ... and on the acoustic model's own mels (the warm-start model, free-running, as
-    # served: emostream.train.student_mels), half of what it samples once they catch up.
-    VOC="python3 -m emostream.train.student_mels --corpus corpus --model $INITF --out corpus_pred"
-    VOC="$VOC --follow --budget $TRAIN --device cuda > logs/student_mels.log 2>&1 &"
-    VOC="$VOC
-python3 -m emostream.train.vocoder_gan --corpus corpus --corpus corpus_pred --out voc"
+    # STUDENT_MELS=1: also on the acoustic model's own mels (the warm-start model,
+    # free-running, as served: emostream.train.student_mels), half of what it samples once
+    # they catch up. Window 3 did; its vocoder sounded worse (DNSMOS −0.1): off by default.
+    PRED=""
+    if [ "${STUDENT_MELS:-0}" = 1 ]; then
+      VOC="python3 -m emostream.train.student_mels --corpus corpus --model $INITF"
+      VOC="$VOC --out corpus_pred --follow --budget $TRAIN --device cuda"
+      VOC="$VOC > logs/student_mels.log 2>&1 &
+"
+      PRED="--corpus corpus_pred"
+    fi
+    VOC="${VOC}python3 -m emostream.train.vocoder_gan --corpus corpus $PRED --out voc"
     VOC="$VOC --budget $TRAIN --follow --device cuda --teacher hifigan_v1_fp16.pt $INITV"
     VOC="$VOC > logs/vocoder.log 2>&1 &"
   fi
@@ -144,7 +153,7 @@ python3 -m emostream.train.render_gpu --plan plan --model kokoro.onnx --out corp
 while [ \$(ls corpus/*.npz.xz 2>/dev/null | wc -l) -lt 12 ]; do sleep 5; done
 $VOC
 python3 -m emostream.train.train --corpus corpus --out run --init $INITF --follow \
-  --budget $TRAIN --eval-every 500 --save-every 2000 --cooldown ${COOLDOWN:-0.3} > logs/train.log 2>&1
+  --budget $TRAIN --eval-every 500 --save-every 2000 --cooldown ${COOLDOWN:-0} > logs/train.log 2>&1
 echo done > logs/train.done
 EOF
   setsid bash $W/job.sh > $W/logs/job.log 2>&1 < /dev/null &
