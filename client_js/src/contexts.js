@@ -21,6 +21,7 @@
 
 import { Emitter } from './emitter.js';
 import { createDecoder as defaultCreateDecoder } from './decoder.js';
+import { openSocket } from './socket.js';
 
 export const FRAME_VERSION = 1;
 export const FRAME_HEADER_BYTES = 8;
@@ -183,26 +184,7 @@ export class EmoStreamContexts extends Emitter {
 
   open() {
     if (this._opening && this.state !== 'closed') return this._opening;
-    this.state = 'connecting';
-    const ws = new this._WS(this.url);
-    ws.binaryType = 'arraybuffer';
-    this.ws = ws;
-    this._opening = new Promise((resolve, reject) => {
-      ws.onopen = () => {
-        this.state = 'open';
-        this.emit('open', {});
-        resolve();
-      };
-      ws.onerror = () => {
-        if (this.state === 'connecting') reject(new Error(`cannot connect to ${this.url}`));
-      };
-      ws.onclose = (ev) => {
-        const wasConnecting = this.state === 'connecting';
-        this._onClose(ev);
-        if (wasConnecting) reject(new Error(`connection to ${this.url} closed (${ev && ev.code})`));
-      };
-      ws.onmessage = (ev) => this._onMessage(ev.data);
-    });
+    this._opening = openSocket(this, 'open');
     return this._opening;
   }
 

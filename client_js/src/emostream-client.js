@@ -21,6 +21,7 @@
 
 import { Emitter } from './emitter.js';
 import { createDecoder as defaultCreateDecoder } from './decoder.js';
+import { openSocket } from './socket.js';
 import { AudioPlayer } from './player.js';
 import { WordTrack } from './word-track.js';
 import { START_FIELDS } from './protocol-schema.js';
@@ -146,26 +147,7 @@ export class EmoStreamClient extends Emitter {
   /** Open the WebSocket (and prepare the audio player). Resolves when connected. */
   async open() {
     if (this.ws && (this.state !== 'closed')) return this._opening;
-    this.state = 'connecting';
-    const ws = new this._WS(this.url);
-    ws.binaryType = 'arraybuffer';
-    this.ws = ws;
-    this._opening = new Promise((resolve, reject) => {
-      ws.onopen = () => {
-        this.state = 'idle';
-        this.emit('open', {});
-        resolve();
-      };
-      ws.onerror = () => {
-        if (this.state === 'connecting') reject(new Error(`cannot connect to ${this.url}`));
-      };
-      ws.onclose = (ev) => {
-        const wasConnecting = this.state === 'connecting';
-        this._onClose(ev);
-        if (wasConnecting) reject(new Error(`connection to ${this.url} closed (${ev && ev.code})`));
-      };
-      ws.onmessage = (ev) => this._onMessage(ev.data);
-    });
+    this._opening = openSocket(this, 'idle');
     const ready = [this._opening];
     if (this.player) ready.push(this.player.init());
     await Promise.all(ready);
