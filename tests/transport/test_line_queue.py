@@ -94,6 +94,25 @@ def test_paced_lines_wait_until_the_listener_is_within_the_lead() -> None:
     assert second is not None and second.id == "l1"
 
 
+def test_wake_at_names_the_ready_time_even_once_it_has_passed() -> None:
+    """The I/O layer sleeps until wake_at: a ready time that passed while it was busy (after a
+    pop found the listener too far ahead) must still wake it, or the queue stalls until the
+    next expiry (seen on uvloop: its timers may fire a little early)."""
+    play = Playout()
+    q = LineQueue(lead_s=1.0, hear_delay_s=0.25, playout=play)
+    assert q.wake_at(may_start=True) is None  # nothing waits
+    q.push(_line(0, ttl_s=60.0), now=0.0)
+    play.sent(3.0, now=0.0)
+    assert q.pop(now=1.9995)[0] is None  # woken a little early: not ready yet ...
+    assert q.wake_at(may_start=True) == 2.0  # ... and by now (2.001) it is: look again at once
+    assert q.wake_at(may_start=False) == 60.0 - 0.25  # busy: the expiry, and the end's wake-up
+    line, _ = q.pop(now=2.001)
+    assert line is not None and line.id == "l0"
+    unpaced = LineQueue()
+    unpaced.push(_line(1, ttl_s=5.0), now=0.0)
+    assert unpaced.wake_at(may_start=True) == 5.0
+
+
 def test_unpaced_lines_go_at_once_and_their_ttl_is_judged_at_the_start() -> None:
     play = Playout()
     q = LineQueue(lead_s=0.0, hear_delay_s=0.25, playout=play)  # the delay applies only paced

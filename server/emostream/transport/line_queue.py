@@ -194,6 +194,16 @@ class LineQueue:
         first = min((ln.expires_at for ln in self._lines), default=None)
         return None if first is None else first - self.hear_delay_s
 
+    def wake_at(self, *, may_start: bool) -> float | None:
+        """When the I/O layer should look at the queue again (None: only when told):
+        the next expiry, and, when lines wait and the socket may start one, when the
+        listener comes within the lead (possibly already past: look again at once)."""
+        due = self.next_expiry()
+        if may_start and self._lines and self.paced:
+            ready = self.ready_at()
+            due = ready if due is None else min(due, ready)
+        return due
+
     def speed(self, backlog: int | None = None) -> float:
         """The rate factor for a line popped with ``backlog`` lines still waiting (default:
         those waiting now): the highest step not above ``1 + speedup_per_line`` per line past

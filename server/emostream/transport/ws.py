@@ -575,12 +575,10 @@ class StreamConnection:
                 await self._step_lines(queue)
             except Exception:  # a bug must not stop the queue (nor take the connection down)
                 log.exception("line queue step failed")
-            now = time.monotonic()
-            due = queue.next_expiry()
-            ready = queue.ready_at()
-            if len(queue) and ready > now:  # (an idle socket past it started a line above)
-                due = ready if due is None else min(due, ready)
-            timeout = None if due is None else max(0.001, due - now)
+            # (Ready time included even when already past: it may pass between the pop that
+            # found the listener too far ahead and now; the next step then starts the line.)
+            due = queue.wake_at(may_start=self._line_may_start())
+            timeout = None if due is None else max(0.001, due - time.monotonic())
             try:
                 async with asyncio.timeout(timeout):
                     await self._lines_wake.wait()
@@ -595,8 +593,9 @@ class StreamConnection:
         if not self._line_may_start() or not len(queue):
             return
         line, dropped = queue.pop(time.monotonic())
-        if line is None:
-            await self._report_lines(dropped)
+        if line is None:  # none left, or the listener is more than the lead ahead
+            if dropped:
+                await self._report_lines(dropped)
             return
         # Synchronous up to _begin's first await: the protocol leaves idle before a client
         # message can be handled.
