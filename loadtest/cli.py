@@ -374,6 +374,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--think-ms", type=float, default=0.0)
     p.add_argument("--jitter-buffer-ms", type=float, default=60.0)
     p.add_argument("--voice", default=None)
+    p.add_argument(
+        "--phrase-cache",
+        action="store_true",
+        help="let the phrase cache answer repeated replies (default: every start says cache:"
+        " false, so the load is live synthesis; the danmaku pattern measures the cache itself)",
+    )
     p.add_argument("--codec", choices=["opus", "pcm_s16le"], default="opus")
     p.add_argument("--sample-rate", type=int, default=48000)
     p.add_argument("--utterance-timeout", type=float, default=60.0)
@@ -420,6 +426,7 @@ def main(argv: list[str] | None = None) -> int:
         url=args.url, voice=args.voice, codec=args.codec, sample_rate=args.sample_rate,
         feed=args.feed, tokens_per_s=args.tokens_per_s, jitter_buffer_ms=args.jitter_buffer_ms,
         pace=args.pace, think_ms=args.think_ms, utterance_timeout_s=args.utterance_timeout,
+        phrase_cache=args.phrase_cache,
     )  # fmt: skip
     started = datetime.now(UTC)
     device = describe_device()
@@ -437,6 +444,7 @@ def main(argv: list[str] | None = None) -> int:
         "server_command": args.server_cmd,
         "config": {
             "pattern": args.pattern,
+            "phrase_cache": "used" if args.phrase_cache else "bypassed (cache: false)",
             "duration_s": args.duration,
             "feed": args.feed,
             "tokens_per_s": args.tokens_per_s if args.feed == "tokens" else None,

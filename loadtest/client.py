@@ -39,6 +39,8 @@ class ClientConfig:
         ``tokens_per_s``, default 30, about an LLM's streaming speed).
     pace: ``playback`` (closed loop: a stream's next utterance starts when the previous
         one has finished *playing*, plus ``think_ms``) or ``done`` (as soon as ``done``).
+    phrase_cache: the replies repeat, so every ``start`` asks for ``cache: false`` (live
+        synthesis, what a load test is for) unless this is on.
     """
 
     url: str
@@ -52,6 +54,7 @@ class ClientConfig:
     think_ms: float = 0.0
     utterance_timeout_s: float = 60.0
     connect_timeout_s: float = 10.0
+    phrase_cache: bool = False
 
 
 def _now_ms() -> float:
@@ -98,6 +101,8 @@ async def run_utterance(ws: Any, text: str, *, stream: int, cfg: ClientConfig) -
     }
     if cfg.voice:
         start["voice"] = cfg.voice
+    if not cfg.phrase_cache:
+        start["cache"] = False
 
     async def send_text() -> None:
         t0 = time.perf_counter()
@@ -145,6 +150,7 @@ async def run_utterance(ws: Any, text: str, *, stream: int, cfg: ClientConfig) -
                     rec.server_first_audio_ms = event.get("first_audio_ms")
                     rec.server_rtf = event.get("rtf")
                     rec.server_audio_ms = event.get("audio_ms")
+                    rec.cached = bool(event.get("cached"))
                     break
             else:
                 rec.error = rec.error or "too_much_audio"

@@ -29,6 +29,7 @@ class UtteranceRecord:
     server_first_audio_ms: float | None = None  # from the server's ``done``
     server_rtf: float | None = None  # server compute / audio, from ``done``
     server_audio_ms: float | None = None
+    cached: bool = False  # the server's ``done`` said the phrase cache answered
     playback_end_ms: float | None = None  # client clock: when the listener heard it all
     gaps: Histogram = field(default_factory=Histogram)
     jitter: Histogram = field(default_factory=Histogram)

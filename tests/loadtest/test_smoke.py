@@ -48,6 +48,21 @@ async def test_steady_streams(server: ServerThread) -> None:
         assert abs(r.server_audio_ms - r.audio_ms) <= 20.0  # every packet was counted
 
 
+async def test_repeated_replies_are_synthesised_live_unless_the_cache_is_asked(
+    server: ServerThread,
+) -> None:
+    # One stream speaks the same short reply four times over: live every time by default
+    # (the load is synthesis), from the phrase cache after the first with phrase_cache.
+    live = ClientConfig(url=server.ws_url, pace="done")
+    result = await run_steady(live, streams=1, duration_s=1.5, warmup=0, ramp_s=0.0,
+                              texts=("Thanks!",))  # fmt: skip
+    assert len(result.records) >= 2 and not any(r.cached for r in result.records)
+    cached = ClientConfig(url=server.ws_url, pace="done", phrase_cache=True)
+    result = await run_steady(cached, streams=1, duration_s=1.5, warmup=0, ramp_s=0.0,
+                              texts=("Thanks!",))  # fmt: skip
+    assert len(result.records) >= 2 and all(r.cached for r in result.records[1:])
+
+
 async def test_bursts_token_by_token(server: ServerThread) -> None:
     cfg = ClientConfig(url=server.ws_url, feed="tokens", tokens_per_s=200.0)
     arrivals = burst_arrivals(burst_size=3, interval_s=10.0, duration_s=1.0)

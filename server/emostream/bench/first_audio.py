@@ -1,7 +1,9 @@
 """``emostream bench first-audio``: first-audio latency and RTF against a running server.
 
 For each utterance it opens (or reuses) a WebSocket, sends start + text + end, and
-times the first binary frame (client clock). Prints JSON with p50/p95/p99.
+times the first binary frame (client clock). Prints JSON with p50/p95/p99. The sentences
+repeat, so every start asks for ``cache: false`` (live synthesis) unless ``--cache`` measures
+the phrase cache instead.
 """
 
 from __future__ import annotations
@@ -53,11 +55,13 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def one_utterance(
-    ws: Any, text: str, *, voice: str | None, codec: str, rate: int
+    ws: Any, text: str, *, voice: str | None, codec: str, rate: int, cache: bool = False
 ) -> dict[str, Any]:
     start: dict[str, Any] = {"type": "start", "format": {"codec": codec, "sample_rate": rate}}
     if voice:
         start["voice"] = voice
+    if not cache:
+        start["cache"] = False
     t0 = time.perf_counter()
     await ws.send(json.dumps(start))
     await ws.send(json.dumps({"type": "text", "text": text}))
@@ -81,11 +85,19 @@ async def one_utterance(
                 "audio_ms": event["audio_ms"],
                 "server_rtf": event["rtf"],
                 "packets": packets,
+                "cached": bool(event.get("cached")),
             }
 
 
 async def run(
-    url: str, n: int, concurrency: int, voice: str | None, codec: str, rate: int, warmup: int
+    url: str,
+    n: int,
+    concurrency: int,
+    voice: str | None,
+    codec: str,
+    rate: int,
+    warmup: int,
+    cache: bool = False,
 ) -> dict[str, Any]:
     import websockets
 
@@ -97,12 +109,22 @@ async def run(
             for _ in range(warmup):
                 next(counter, None)
                 await one_utterance(
-                    ws, SENTENCES[wid % len(SENTENCES)], voice=voice, codec=codec, rate=rate
+                    ws,
+                    SENTENCES[wid % len(SENTENCES)],
+                    voice=voice,
+                    codec=codec,
+                    rate=rate,
+                    cache=cache,
                 )
             while (i := next(counter, None)) is not None and len(results) < n:
                 results.append(
                     await one_utterance(
-                        ws, SENTENCES[i % len(SENTENCES)], voice=voice, codec=codec, rate=rate
+                        ws,
+                        SENTENCES[i % len(SENTENCES)],
+                        voice=voice,
+                        codec=codec,
+                        rate=rate,
+                        cache=cache,
                     )
                 )
 
@@ -120,6 +142,8 @@ async def run(
         "host": host_info(),
         "utterances": len(results),
         "concurrency": concurrency,
+        "phrase_cache": "used" if cache else "bypassed (cache: false)",
+        "cached_utterances": sum(1 for r in results if r["cached"]),
         "first_audio_ms": {
             "p50": round(percentile(firsts, 0.5), 1),
             "p95": round(percentile(firsts, 0.95), 1),
@@ -145,9 +169,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--voice", default=None)
     p.add_argument("--codec", default="opus", choices=["opus", "pcm_s16le"])
     p.add_argument("--sample-rate", type=int, default=48000)
+    p.add_argument(
+        "--cache", action="store_true", help="let the phrase cache answer (default: cache: false)"
+    )
     p.add_argument("-o", "--output", default=None, help="also write the JSON here")
     a = p.parse_args(argv)
-    report = asyncio.run(run(a.url, a.n, a.concurrency, a.voice, a.codec, a.sample_rate, a.warmup))
+    report = asyncio.run(
+        run(a.url, a.n, a.concurrency, a.voice, a.codec, a.sample_rate, a.warmup, a.cache)
+    )
     text = json.dumps(report, indent=2)
     print(text)
     if a.output:
