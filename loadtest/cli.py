@@ -444,7 +444,10 @@ def main(argv: list[str] | None = None) -> int:
         "server_command": args.server_cmd,
         "config": {
             "pattern": args.pattern,
-            "phrase_cache": "used" if args.phrase_cache else "bypassed (cache: false)",
+            # (danmaku sends line messages, which never say cache: false: it measures the cache)
+            "phrase_cache": "used"
+            if args.phrase_cache or args.pattern == "danmaku"
+            else "bypassed (cache: false)",
             "duration_s": args.duration,
             "feed": args.feed,
             "tokens_per_s": args.tokens_per_s if args.feed == "tokens" else None,
