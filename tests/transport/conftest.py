@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Iterator
 from typing import Any
+
+import pytest
 
 from tests.voices.voice_fixtures import other_speech, redis_server, speech  # noqa: F401
 
@@ -38,3 +41,15 @@ class LogRecords(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.records.append(record)
+
+
+@pytest.fixture
+def server_log() -> Iterator[list[logging.LogRecord]]:
+    """Warnings and errors the server logs (uvicorn's own loggers do not reach the root)."""
+    handler = LogRecords()
+    loggers = [logging.getLogger(name) for name in ("uvicorn", "emostream")]
+    for logger in loggers:
+        logger.addHandler(handler)
+    yield handler.records
+    for logger in loggers:
+        logger.removeHandler(handler)

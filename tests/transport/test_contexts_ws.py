@@ -21,7 +21,7 @@ import websockets
 
 from emostream.transport.frames import decode_frame
 from tests.conftest import ServerThread
-from tests.transport.conftest import LogRecords, collect
+from tests.transport.conftest import collect
 
 PCM24 = {"codec": "pcm_s16le", "sample_rate": 24000}
 FRAME_BYTES = 960  # 20 ms of s16le at 24 kHz
@@ -48,17 +48,6 @@ def quiet_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThr
     )  # fmt: skip
     with ServerThread(create_app(settings, catalog=VoiceCatalog([joe]))) as srv:
         yield srv
-
-
-@pytest.fixture
-def server_log() -> Iterator[list[logging.LogRecord]]:
-    handler = LogRecords()
-    loggers = [logging.getLogger(name) for name in ("uvicorn", "emostream")]
-    for logger in loggers:
-        logger.addHandler(handler)
-    yield handler.records
-    for logger in loggers:
-        logger.removeHandler(handler)
 
 
 def connect(server: ServerThread) -> Any:

@@ -16,7 +16,7 @@ import websockets
 
 from emostream.voices.piper_voice import PiperVoice
 from tests.conftest import ServerThread
-from tests.transport.conftest import LogRecords, collect
+from tests.transport.conftest import collect
 
 BIG = "1" * 400
 
@@ -33,18 +33,6 @@ def one_stream_server(
     settings = Settings(max_streams=1, data_dir=str(tmp_path_factory.mktemp("one-stream")))
     with ServerThread(create_app(settings, catalog=VoiceCatalog([joe]))) as srv:
         yield srv
-
-
-@pytest.fixture
-def server_log() -> Iterator[list[logging.LogRecord]]:
-    """Warnings and errors the server logs (uvicorn's own loggers do not reach the root)."""
-    handler = LogRecords()
-    loggers = [logging.getLogger(name) for name in ("uvicorn", "emostream")]
-    for logger in loggers:
-        logger.addHandler(handler)
-    yield handler.records
-    for logger in loggers:
-        logger.removeHandler(handler)
 
 
 def connect(url: str) -> Any:
