@@ -28,6 +28,11 @@ async def test_sigterm_drains_both_workers(tmp_path: Path) -> None:
     }
     srv = Served(tmp_path / "server.log", env, args=("--workers", "2")).start(timeout=180)
     try:
+        # /healthz answers once one worker is up; a loaded machine can still be starting the
+        # other, which then takes no stream and has nothing to drain (seen in CI runs).
+        async with asyncio.timeout(120):
+            while srv.log.read_text().count("emostream ready") < 2:
+                await asyncio.sleep(0.1)
         events = [asyncio.Event() for _ in range(STREAMS)]
         text = " ".join([SHORT] * 3)
         tasks = [asyncio.create_task(speak(srv.ws_url, text, e)) for e in events]
