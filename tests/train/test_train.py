@@ -82,3 +82,31 @@ def test_cooldown_brings_the_rate_down_at_the_end(tiny_corpus: Path, tmp_path: P
     run = train(tiny_corpus, tmp_path, max_steps=4, tc=tc, model_config=TINY, device="cpu")
     # The last of 4 steps runs at 3/4 of the way: half the scheduled rate.
     assert run["last_lr"] == pytest.approx(lr_at(3, tc) * 0.5, rel=1e-6)
+
+
+def test_validation_speakers_pick_the_best_step(tiny_corpus: Path, tmp_path: Path) -> None:
+    """``val_corpus``: scored at every evaluation beside the held-out split; the model at
+    its lowest validation mel L1 is kept as best_fp16.pt."""
+    import torch
+
+    shard = min(V1.glob("*.npz.xz"))  # other utterances than tiny_corpus's (the last shard)
+    val_dir = tmp_path / "val"
+    recs = [corpus.Record.from_utterance(u) for u in itertools.islice(corpus.read_shard(shard), 4)]
+    corpus.write_shard(recs, val_dir / "val-000.npz.xz", preset=1)
+    shutil.copy(V1 / "speakers.npz", val_dir / "speakers.npz")
+    tc = TrainConfig(frames_per_batch=1500, eval_every=2, save_every=100, warmup=10)
+    run = train(tiny_corpus, tmp_path / "run", max_steps=6, tc=tc, model_config=TINY,
+                device="cpu", val_corpus=val_dir)  # fmt: skip
+    assert run["val_utterances"] == 4
+    scored = [h for h in run["history"] if "val_mel_l1" in h]
+    assert [h["step"] for h in scored] == [2, 4, 6, 6]  # every evaluation, and the last
+    low = min(scored, key=lambda h: h["val_mel_l1"])
+    assert run["best"]["step"] == low["step"]
+    assert run["best"]["val_mel_l1"] == pytest.approx(low["val_mel_l1"])
+    kept = torch.load(tmp_path / "run" / "best_fp16.pt", map_location="cpu", weights_only=False)
+    assert kept["step"] == low["step"] and kept["val"]["mel_l1"] == pytest.approx(low["val_mel_l1"])
+    # Without validation speakers nothing is kept and nothing changes.
+    plain = train(tiny_corpus, tmp_path / "plain", max_steps=2, tc=tc, model_config=TINY,
+                  device="cpu")  # fmt: skip
+    assert plain["best"] == {} and not (tmp_path / "plain" / "best_fp16.pt").exists()
+    assert all("val_mel_l1" not in h for h in plain["history"])

@@ -213,6 +213,7 @@ def train(
     device: str | None = None,
     init: Path | None = None,
     follow: bool = False,
+    val_corpus: Path | None = None,
 ) -> dict[str, Any]:
     """Train until ``budget_s`` or ``max_steps`` (0 = no limit); resume from ``out/last.pt``.
 
@@ -223,7 +224,13 @@ def train(
     trained rows.
 
     ``follow``: the corpus is still being rendered; shards that appear join the training
-    set at the next epoch (the held-out set stays the one drawn at the start)."""
+    set at the next epoch (the held-out set stays the one drawn at the start).
+
+    ``val_corpus``: utterances of speakers the training never sees (validation voices, not
+    the test voices), scored at every evaluation beside the held-out split of the training
+    speakers; the model at its lowest validation mel L1 is kept as ``best_fp16.pt``. The
+    training corpus's own held-out split only measures fit to its speakers: window 3's
+    candidate improved there and got worse on unseen voices."""
     t0 = time.monotonic()
     tc = tc or TrainConfig()
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
@@ -280,15 +287,31 @@ def train(
         (out / "last.tmp").replace(ckpt)
         model.save(out / "model_fp16.pt", extra={"step": step})
 
-    def evaluate() -> dict[str, float]:
+    val = load_corpus(val_corpus) if val_corpus is not None else []
+    best: dict[str, float] = {}
+
+    def score(items: list[Item]) -> dict[str, float]:
         model.eval()
         acc: dict[str, float] = {}
         with torch.no_grad(), torch.autocast("cuda", torch.bfloat16, enabled=amp):
-            for group in batches(held, tc.frames_per_batch, random.Random(0)):
+            for group in batches(items, tc.frames_per_batch, random.Random(0)):
                 for k, v in losses(model, collate(group, cfg, dev)).items():
                     acc[k] = acc.get(k, 0.0) + float(v) * len(group)
         model.train()
-        return {k: v / len(held) for k, v in acc.items()}
+        return {k: v / len(items) for k, v in acc.items()}
+
+    def evaluate() -> dict[str, float]:
+        """Held-out split of the training speakers, and ``val_*`` on the validation
+        speakers (keeping ``best_fp16.pt`` at the lowest validation mel L1)."""
+        ev = score(held)
+        if val:
+            v = score(val)
+            ev.update({f"val_{k}": x for k, x in v.items()})
+            if not best or v["mel_l1"] < best["val_mel_l1"]:
+                best.clear()
+                best.update({"step": step, "val_mel_l1": v["mel_l1"]})
+                model.save(out / "best_fp16.pt", extra={"step": step, "val": v})
+        return ev
 
     bar = _progress(max_steps or None, step)
     first_step = step
@@ -341,6 +364,8 @@ def train(
         "history": history,
         "train_utterances": len(train_items),
         "eval_utterances": len(held),
+        "val_utterances": len(val),
+        "best": dict(best),
         "seconds": round(time.monotonic() - t0, 1),
         "device": str(dev),
         "last_lr": opt.param_groups[0]["lr"],
@@ -399,6 +424,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--cooldown", type=float, default=0.0, help="last share of the run with the rate → 0"
     )
+    p.add_argument(
+        "--val-corpus",
+        type=Path,
+        default=None,
+        help="utterances of validation speakers (never trained on); keeps best_fp16.pt",
+    )
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     tc = TrainConfig(
@@ -416,6 +447,7 @@ def main(argv: list[str] | None = None) -> int:
         device=a.device,
         init=a.init,
         follow=a.follow,
+        val_corpus=a.val_corpus,
     )
     return 0
 
