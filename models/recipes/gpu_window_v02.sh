@@ -25,7 +25,10 @@
 #   lite v0.2; the light vocoder also learned on the acoustic model's own mels (student_mels
 #   → corpus_pred) and kept its best held-out generator (voc/best_fp16.pt); the acoustic
 #   model cooled its learning rate over the last 30 % (COOLDOWN=0.3; default 0 = window 2).
-# Window 4 (next): warm from v0.3 again; see that report's "For the next window".
+# Window 4 (next): warm from v0.3 again; see that report's "For the next window". Validation
+#   voices: VAL_VOICES=af_nova,am_liam,zf_xiaoni ... prepare (kept out of the training plan,
+#   rendered first in the lease into corpus_val; train --val-corpus keeps run/best_fp16.pt;
+#   collect must then bring best_fp16.pt back instead of model_fp16.pt). NOT RUN YET.
 # Light vocoder v0.1 (2026-12-03): HIDE_CORPUS=0 hide; vstart 900; watch 520; collect 345;
 #   vocbench 2 (bench/results/vocoder/2026-12-03-h200-lite-vocoder.md).
 #
@@ -82,8 +85,15 @@ PY
   .venv/bin/python -m emostream.train.corpus_cli plan --text "$TXT" \
     --voices "$V" --out "$B/plan" --seed "$SEED" --blends-en "${BLENDS_EN:-180}" \
     --blends-zh "${BLENDS_ZH:-100}" --cross-en "${CROSS_EN:-0}" --cross-zh "${CROSS_ZH:-0}" \
-    --exclude "${HELD_OUT:-af_river,am_echo,bf_alice,bm_fable,zf_xiaoyi,zm_yunxia}" \
+    --exclude "${HELD_OUT:-af_river,am_echo,bf_alice,bm_fable,zf_xiaoyi,zm_yunxia}${VAL_VOICES:+,$VAL_VOICES}" \
     --renderings 2
+  if [ -n "${VAL_VOICES:-}" ]; then  # validation voices: out of training, scored every eval
+    VTXT=.gpujob/v02text-s$((SEED + 100))
+    [ -f "$VTXT/zh.txt" ] || .venv/bin/python -m emostream.train.corpus_cli text --out "$VTXT" \
+      --en 200 --zh 200 --seed $((SEED + 100))
+    .venv/bin/python -m emostream.train.corpus_cli plan --text "$VTXT" --voices "$V" \
+      --out "$B/plan_val" --seed $((SEED + 100)) --only "$VAL_VOICES" --limit "${VAL_LINES:-150}"
+  fi
   C=.gpujob/v02c; rm -rf "$C"; mkdir -p "$C"
   .venv/bin/python - "$C/hifigan_v1_fp16.pt" <<'PY'
 import sys, torch
@@ -107,7 +117,7 @@ stage)
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
       --target $W/site .gpujob/v02a/whl/*.whl && echo "wheels ok"
   else
-    cp -r .gpujob/v02b/plan $W/
+    cp -r .gpujob/v02b/plan $W/; [ -d .gpujob/v02b/plan_val ] && cp -r .gpujob/v02b/plan_val $W/
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
       --target $W/site .gpujob/v02b/whl/*.whl 2>/dev/null && echo "onnx wheel ok"
     cat $W/k.xz.00 $W/k.xz.01 $W/k.xz.02 | xz -d > $W/kokoro.onnx && rm $W/k.xz.*
@@ -143,16 +153,23 @@ start)
     VOC="$VOC --budget $TRAIN --follow --device cuda --teacher hifigan_v1_fp16.pt $INITV"
     VOC="$VOC > logs/vocoder.log 2>&1 &"
   fi
+  VAL=""; VALRENDER=""  # validation voices (prepare with VAL_VOICES): rendered first, briefly
+  if [ -d $W/plan_val ]; then
+    VAL="--val-corpus corpus_val"
+    VALRENDER="python3 -m emostream.train.render_gpu --plan plan_val --model kokoro.onnx"
+    VALRENDER="$VALRENDER --out corpus_val --workers 4 --batch 16 --budget 120 > logs/render_val.log 2>&1"
+  fi
   cat > $W/job.sh <<EOF
 export PYTHONPATH=$W/site:$W/server PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
 cd $W
+$VALRENDER
 python3 -m emostream.train.render_gpu --plan plan --model kokoro.onnx --out corpus \
   --workers \${WORKERS:-12} --batch 16 --budget $RENDER > logs/render.log 2>&1 &
 [ "${PARITY:-1}" = 0 ] || timeout 150 python3 bench_kokoro.py --plan plan --model kokoro.onnx --device cuda --n 16 \
   --out logs/parity.json > logs/parity.log 2>&1 &
 while [ \$(ls corpus/*.npz.xz 2>/dev/null | wc -l) -lt 12 ]; do sleep 5; done
 $VOC
-python3 -m emostream.train.train --corpus corpus --out run --init $INITF --follow \
+python3 -m emostream.train.train --corpus corpus --out run --init $INITF --follow $VAL \
   --budget $TRAIN --eval-every 500 --save-every 2000 --cooldown ${COOLDOWN:-0} > logs/train.log 2>&1
 echo done > logs/train.done
 EOF

@@ -95,3 +95,36 @@ def test_tiny_corpus_with_kokoro(tmp_path: Path) -> None:
         assert float(np.median(u.f0[u.f0 > 60])) > 80
     man = corpus.write_manifest(out, speakers, {})
     assert man["utterances"] == 2 and set(man["hours_per_language"]) == {"en", "zh"}
+
+
+def test_plan_only_makes_a_validation_plan_of_stock_voices(tmp_path: Path) -> None:
+    """``corpus_cli plan --only``: those stock voices and nothing else (no blends, no cross
+    speakers), for a validation set of voices the training plan excludes."""
+    import json
+
+    import numpy as np
+
+    from emostream.train import corpus_cli
+
+    voices = tmp_path / "voices"
+    voices.mkdir()
+    for name in ("af_a", "af_b", "am_c", "zf_d", "zm_e", "zf_f"):
+        np.zeros((2, 256), np.float32).tofile(voices / f"{name}.bin")
+    text = tmp_path / "text"
+    text.mkdir()
+    (text / "en.txt").write_text("Hello there.\nSee you soon.\n", encoding="utf-8")
+    (text / "zh.txt").write_text("你好。\n", encoding="utf-8")
+
+    def speakers(*args: str) -> list[str]:
+        out = tmp_path / "plan"
+        argv = ["plan", "--text", str(text), "--voices", str(voices), "--out", str(out), *args]
+        assert corpus_cli.main(argv) == 0
+        return [s["name"] for s in json.loads((out / "speakers.json").read_text())]
+
+    assert sorted(speakers("--only", "am_c,zf_f")) == ["am_c", "zf_f"]
+    train = speakers(
+        "--exclude", "am_c,zf_f", "--blends-en", "2", "--blends-zh", "0", "--cross-zh", "2"
+    )
+    assert "am_c" not in train and "zf_f" not in train and len(train) == 4 + 2 + 2
+    with pytest.raises(SystemExit):
+        speakers("--only", "am_c,nobody")

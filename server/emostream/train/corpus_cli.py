@@ -41,6 +41,11 @@ def main(argv: list[str] | None = None) -> int:
     pl.add_argument("--cross-en", type=int, default=0, help="English speakers, any timbre")
     pl.add_argument("--cross-zh", type=int, default=0, help="Mandarin speakers, any timbre")
     pl.add_argument("--exclude", default="", help="voices kept out of training (held out)")
+    pl.add_argument(
+        "--only",
+        default="",
+        help="only these stock voices, no blends or cross speakers (a validation plan)",
+    )
     pl.add_argument("--renderings", type=int, default=1, help="speakers per sentence")
     s = sub.add_parser("synth", help="render jobs with Kokoro into shards")
     s.add_argument("--plan", type=Path, required=True)
@@ -89,12 +94,16 @@ def main(argv: list[str] | None = None) -> int:
             lines = (a.text / f"{lang}.txt").read_text(encoding="utf-8").splitlines()
             texts[lang] = lines[: a.limit] if a.limit else lines
         held = set(filter(None, a.exclude.split(",")))
+        only = set(filter(None, a.only.split(",")))
+        voices = [v for v in load_voices(a.voices) if v not in held and (not only or v in only)]
+        if only and set(voices) != only:
+            raise SystemExit(f"--only: unknown or excluded voices {sorted(only - set(voices))}")
         spk = corpus.make_speakers(
-            [v for v in load_voices(a.voices) if v not in held],
-            blends_en=a.blends_en,
-            blends_zh=a.blends_zh,
-            cross_en=a.cross_en,
-            cross_zh=a.cross_zh,
+            voices,
+            blends_en=0 if only else a.blends_en,
+            blends_zh=0 if only else a.blends_zh,
+            cross_en=0 if only else a.cross_en,
+            cross_zh=0 if only else a.cross_zh,
             seed=a.seed,
         )
         a.out.mkdir(parents=True, exist_ok=True)
