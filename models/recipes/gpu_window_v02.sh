@@ -27,8 +27,8 @@
 #   model cooled its learning rate over the last 30 % (COOLDOWN=0.3; default 0 = window 2).
 # Window 4 (next): warm from v0.3 again; see that report's "For the next window". Validation
 #   voices: VAL_VOICES=af_nova,am_liam,zf_xiaoni ... prepare (kept out of the training plan,
-#   rendered first in the lease into corpus_val; train --val-corpus keeps run/best_fp16.pt;
-#   collect must then bring best_fp16.pt back instead of model_fp16.pt). NOT RUN YET.
+#   rendered first in the lease into corpus_val; train --val-corpus keeps run/best_fp16.pt,
+#   which collect then brings back as the model_fp16.pt parts). NOT RUN YET.
 # Light vocoder v0.1 (2026-12-03): HIDE_CORPUS=0 hide; vstart 900; watch 520; collect 345;
 #   vocbench 2 (bench/results/vocoder/2026-12-03-h200-lite-vocoder.md).
 #
@@ -215,7 +215,9 @@ collect)
     $W/corpus/speakers.npz "$OUT"/ 2>/dev/null
   tr '\r' '\n' < $W/logs/train.log | grep -vE "it/s\]$" | tail -40 > "$OUT/train.log"
   tail -20 $W/logs/render.log > "$OUT/render.log"
-  [ -f $W/run/model_fp16.pt ] && split -b 15M $W/run/model_fp16.pt "$OUT/model_fp16.pt."
+  M=$W/run/model_fp16.pt  # with validation voices: the step they scored best (summary "best")
+  [ -f $W/run/best_fp16.pt ] && M=$W/run/best_fp16.pt && echo "collect: run/best_fp16.pt"
+  [ -f $M ] && split -b 15M $M "$OUT/model_fp16.pt."
   if [ -d $W/voc ]; then  # the light vocoder, if it trained alongside
     cp $W/voc/lite_vocoder_fp16.pt $W/voc/best_fp16.pt $W/voc/summary-*.json "$OUT"/ 2>/dev/null
     { grep -E "eval|join|warm" $W/logs/vocoder.log; tail -5 $W/logs/vocoder.log
