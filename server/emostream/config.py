@@ -43,6 +43,10 @@ class Settings:
     decode_workers: int = 2  # threads running model calls on CPU
     redis_url: str = ""  # empty: in-process cache only
     data_dir: str = "~/.local/share/emostream"  # cloned voices (SQLite)
+    # Where cloned voices are registered: empty: SQLite in data_dir (one host, the default);
+    # redis://host:port/db: a Redis shared by every host (run it with persistence, README
+    # "Cluster"), so a clone made on one host is spoken by all (voices.registry_redis).
+    voice_registry_url: str = ""
     # Cloned and inline-reference voices kept built per process (an LRU of each); one evicted
     # is built again from the registry or the embedding cache on its next use.
     voice_cache_size: int = 256

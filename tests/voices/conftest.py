@@ -1,1 +1,6 @@
-from tests.voices.voice_fixtures import other_speech, redis_server, speech  # noqa: F401
+from tests.voices.voice_fixtures import (  # noqa: F401
+    other_speech,
+    persistent_redis,
+    redis_server,
+    speech,
+)

@@ -59,10 +59,12 @@ def to_bytes(
 
 
 class RedisServer:
-    """A throwaway ``redis-server`` on loopback (no persistence), restartable on its port."""
+    """A throwaway ``redis-server`` on loopback, restartable on its port; ``persistent``: with
+    an append-only file in ``workdir`` (what survives a restart), else no persistence."""
 
-    def __init__(self, binary: str, port: int, workdir: Path) -> None:
+    def __init__(self, binary: str, port: int, workdir: Path, *, persistent: bool = False) -> None:
         self.binary, self.port, self.workdir = binary, port, workdir
+        self.persistent = persistent
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -72,7 +74,8 @@ class RedisServer:
     def start(self) -> None:
         self.proc = subprocess.Popen(
             [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(self.workdir)],
+             "--appendonly", "yes" if self.persistent else "no", "--appendfsync", "always",
+             "--dir", str(self.workdir)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         deadline = time.monotonic() + 10
@@ -106,6 +109,20 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
     if binary is None:
         pytest.skip("redis-server not installed (apt-get install -y redis-server); CI installs it")
     server = RedisServer(binary, _free_port(), tmp_path)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def persistent_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A redis-server with an append-only file (fsync always), as the shared registry runs."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server not installed (apt-get install -y redis-server); CI installs it")
+    server = RedisServer(binary, _free_port(), tmp_path, persistent=True)
     server.start()
     try:
         yield server

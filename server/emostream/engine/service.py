@@ -30,7 +30,7 @@ from emostream.engine.streamer import (
 from emostream.voices.base import Voice, VoiceInfo
 from emostream.voices.cache import LRU
 from emostream.voices.catalog import VoiceCatalog
-from emostream.voices.registry import VoiceRegistry
+from emostream.voices.registry import VoiceStore
 
 
 class Busy(Exception):
@@ -64,7 +64,7 @@ class SpeechService:
         *,
         runner: Runner | None = None,
         metrics: Metrics | None = None,
-        registry: VoiceRegistry | None = None,
+        registry: VoiceStore | None = None,
         embed_reference: Callable[[bytes], Awaitable[npt.NDArray[np.float32]]] | None = None,
         voice_cache_size: int | None = None,
         phrase_cache: PhraseCache | None = None,

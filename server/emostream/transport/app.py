@@ -31,7 +31,7 @@ from emostream.voices.catalog import VoiceCatalog, load_catalog
 from emostream.voices.clip import ClipIntake
 from emostream.voices.encoder import SpeakerEncoder, default_model_path
 from emostream.voices.enroll import Enroller
-from emostream.voices.registry import VoiceRegistry
+from emostream.voices.registry import open_registry
 from emostream.voices.versions import model_versions
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ def create_app(
     limits = KeyLimits.from_settings(settings)
     drain = Drain(settings.drain_timeout_s)
     metrics = service.metrics if service is not None else Metrics()
-    registry = VoiceRegistry.in_data_dir(settings.data_dir)
+    registry = open_registry(settings.voice_registry_url, settings.data_dir)
     cache = EmbeddingCache(redis_url=settings.redis_url, registry=metrics.registry)
     encoder = SpeakerEncoder(default_model_path(settings.models_dir), threads=settings.cpu_threads)
     holder: list[SpeechService] = []  # the service, once the lifespan has built it

@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from emostream.engine.metrics import Metrics
 from emostream.transport.auth import Authenticator, AuthError, bearer, subprotocol_token
 from emostream.transport.errors import error
-from emostream.voices.registry import VoiceRegistry, is_cloned_id
+from emostream.voices.registry import VoiceStore, is_cloned_id
 
 PRINCIPAL = "emostream.principal"
 _LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]"}
@@ -136,7 +136,7 @@ async def mint_token(request: Request) -> Response:
     )
 
 
-def voice_visible(registry: VoiceRegistry | None, principal: str | None, voice_id: str) -> bool:
+def voice_visible(registry: VoiceStore | None, principal: str | None, voice_id: str) -> bool:
     """Whether ``principal`` may see and speak ``voice_id``: stock voices, yes; a cloned voice
     only its owner's (everyone's when auth is off); inline reference voices (``ref_*``) never
     by id (only through ``reference_audio`` on the connection that sent the clip)."""

@@ -25,7 +25,7 @@ from emostream.transport.errors import error
 from emostream.transport.limits import KeyLimits, LimitExceeded
 from emostream.voices.clip import ClipError
 from emostream.voices.enroll import Enroller
-from emostream.voices.registry import ClonedVoice, VoiceRegistry, clean_name
+from emostream.voices.registry import ClonedVoice, VoiceStore, clean_name
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ MULTIPART_SLACK = 64 * 1024  # bytes of form overhead allowed beyond the clip li
 
 
 def voice_routes(
-    registry: VoiceRegistry,
+    registry: VoiceStore,
     enroller: Enroller,
     *,
     prefix: str = "/v1/voices",

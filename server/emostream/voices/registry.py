@@ -6,7 +6,9 @@ and so emotion-by-reference can read its prosody). Stock voices are not stored h
 lists them beside these.
 
 Plain ``sqlite3`` (one connection, a lock, WAL journal): every call is short and synchronous, so
-the HTTP layer may call it directly or through a thread.
+the HTTP layer may call it directly or through a thread. :class:`VoiceStore` is what the server
+needs of a registry; :mod:`emostream.voices.registry_redis` is the shared one (several hosts),
+and :func:`open_registry` picks by ``Settings.voice_registry_url``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -97,6 +100,65 @@ class ClonedVoice:
         }
 
 
+class VoiceStore(Protocol):
+    """A registry of cloned voices: SQLite (:class:`VoiceRegistry`, one host) or Redis
+    (:class:`~emostream.voices.registry_redis.RedisVoiceRegistry`, shared by hosts).
+    Every call is short and synchronous."""
+
+    def add(
+        self,
+        *,
+        name: str,
+        embedding: FloatArray,
+        encoder: str,
+        clip_sha256: str,
+        duration_s: float,
+        speech_s: float,
+        clip_audio: FloatArray | None = None,
+        sample_rate: int = 16000,
+        owner: str | None = None,
+    ) -> ClonedVoice: ...
+
+    def get(self, voice_id: str) -> ClonedVoice | None: ...
+
+    def voices(self, *, owner: str | None = None) -> list[ClonedVoice]: ...
+
+    def clip(self, voice_id: str) -> tuple[FloatArray, int] | None: ...
+
+    def delete(self, voice_id: str) -> bool: ...
+
+    def __len__(self) -> int: ...
+
+    def close(self) -> None: ...
+
+
+def open_registry(url: str, data_dir: str | Path) -> VoiceStore:
+    """The registry ``Settings.voice_registry_url`` names: empty or ``sqlite:`` -> SQLite at
+    ``<data_dir>/voices.sqlite3`` (one host, the default); ``redis://`` / ``rediss://`` /
+    ``unix://`` -> the shared Redis registry (needs the ``redis`` package)."""
+    if not url or url == "sqlite:":
+        return VoiceRegistry.in_data_dir(data_dir)
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        from emostream.voices.registry_redis import RedisVoiceRegistry
+
+        return RedisVoiceRegistry(url)
+    raise ValueError(f"voice_registry_url {url!r}: use '' (SQLite) or a redis:// URL")
+
+
+def new_voice_id() -> str:
+    return ID_PREFIX + secrets.token_hex(8)
+
+
+def flac_clip(audio: FloatArray, sample_rate: int) -> bytes:
+    """A reference clip as stored: 16-bit FLAC."""
+    return _flac(audio, sample_rate)
+
+
+def read_flac(data: bytes) -> tuple[FloatArray, int]:
+    audio, rate = sf.read(io.BytesIO(data), dtype="float32")
+    return np.asarray(audio, dtype=np.float32), int(rate)
+
+
 def _flac(audio: FloatArray, sample_rate: int) -> bytes:
     buf = io.BytesIO()
     sf.write(buf, audio, sample_rate, format="FLAC", subtype="PCM_16")
@@ -151,7 +213,7 @@ class VoiceRegistry:
         owner: str | None = None,
     ) -> ClonedVoice:
         voice = ClonedVoice(
-            id=ID_PREFIX + secrets.token_hex(8),
+            id=new_voice_id(),
             name=clean_name(name),
             created=time.time(),
             clip_sha256=clip_sha256,
@@ -217,8 +279,7 @@ class VoiceRegistry:
             ).fetchone()
         if row is None or row[0] is None:
             return None
-        audio, rate = sf.read(io.BytesIO(row[0]), dtype="float32")
-        return np.asarray(audio, dtype=np.float32), int(rate)
+        return read_flac(row[0])
 
     def delete(self, voice_id: str) -> bool:
         with self._lock:
