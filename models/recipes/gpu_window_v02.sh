@@ -25,10 +25,12 @@
 #   lite v0.2; the light vocoder also learned on the acoustic model's own mels (student_mels
 #   → corpus_pred) and kept its best held-out generator (voc/best_fp16.pt); the acoustic
 #   model cooled its learning rate over the last 30 % (COOLDOWN=0.3; default 0 = window 2).
-# Window 4 (next): warm from v0.3 again; see that report's "For the next window". Validation
-#   voices: VAL_VOICES=af_nova,am_liam,zf_xiaoni ... prepare (kept out of the training plan,
-#   rendered first in the lease into corpus_val; train --val-corpus keeps run/best_fp16.pt,
-#   which collect then brings back as the model_fp16.pt parts). NOT RUN YET.
+# Window 4 (2026-12-03 session 7): warm from v0.3 with CONTOUR=2 (train --contour 2: each
+#   unit's log-F0 slope and bend, emostream.models.contour; the new layers start at zero) and
+#   validation voices: SEED=5 VAL_VOICES=af_nova,am_liam,zf_xiaoni ... prepare (kept out of
+#   the training plan, rendered first in the lease into corpus_val; train --val-corpus keeps
+#   run/best_fp16.pt, which collect then brings back as the model_fp16.pt parts); stages a,
+#   b (no vocoder), start 550 TRAIN_S, watch, collect.
 # Light vocoder v0.1 (2026-12-03): HIDE_CORPUS=0 hide; vstart 900; watch 520; collect 345;
 #   vocbench 2 (bench/results/vocoder/2026-12-03-h200-lite-vocoder.md).
 #
@@ -170,7 +172,7 @@ python3 -m emostream.train.render_gpu --plan plan --model kokoro.onnx --out corp
 while [ \$(ls corpus/*.npz.xz 2>/dev/null | wc -l) -lt 12 ]; do sleep 5; done
 $VOC
 python3 -m emostream.train.train --corpus corpus --out run --init $INITF --follow $VAL \
-  --budget $TRAIN --eval-every 500 --save-every 2000 --cooldown ${COOLDOWN:-0} > logs/train.log 2>&1
+  --budget $TRAIN --eval-every 500 --save-every 2000 --cooldown ${COOLDOWN:-0} ${CONTOUR:+--contour $CONTOUR} > logs/train.log 2>&1
 echo done > logs/train.done
 EOF
   setsid bash $W/job.sh > $W/logs/job.log 2>&1 < /dev/null &

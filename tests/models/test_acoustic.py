@@ -98,3 +98,72 @@ def test_onnx_export_matches_torch(tmp_path: Path) -> None:
         assert np.array_equal(dur, tdur.numpy())
         assert mel.shape == tuple(tmel.shape)
         assert np.abs(mel - tmel.numpy()).max() < 1e-3
+
+
+def _contour_model() -> AcousticModel:
+    from emostream.models.acoustic import AcousticConfig
+
+    torch.manual_seed(1)
+    m = AcousticModel(AcousticConfig(contour=2))
+    torch.nn.init.zeros_(m.duration.out.weight)
+    torch.nn.init.constant_(m.duration.out.bias, 1.5)
+    for layer in (m.contour.out, m.contour_proj):  # they start at zero; make them speak
+        torch.nn.init.normal_(layer.weight, std=0.5)
+    return m.eval()
+
+
+def test_contour_starts_at_zero_so_a_warm_start_is_unchanged() -> None:
+    from emostream.models.acoustic import AcousticConfig
+
+    plain = _model()
+    grown = AcousticModel(AcousticConfig(contour=2)).eval()
+    missing, unexpected = grown.load_state_dict(plain.state_dict(), strict=False)
+    assert unexpected == [] and missing and all(k.startswith("contour") for k in missing)
+    args = _inputs(11)
+    with torch.no_grad():
+        a, da = plain.infer(*args, controls_tensor(Prosody()))
+        b, db = grown.infer(*args, controls_tensor(Prosody()))
+    assert torch.equal(da, db) and torch.allclose(a, b, atol=1e-6)
+
+
+def test_contour_changes_the_mel_and_follows_pitch_range() -> None:
+    m = _contour_model()
+    args = _inputs(11)
+    with torch.no_grad():
+        h, d = m.infer_units(*args, controls_tensor(Prosody()))
+        flat_h, _ = m.infer_units(*args, controls_tensor(Prosody(pitch_range=0.0)))
+    assert h.shape[-1] == 256 + 2
+    assert h[..., 256:].abs().sum() > 0  # some units are voiced and shaped
+    assert flat_h[..., 256:].abs().sum() == 0  # pitch_range 0 flattens shapes too
+    x, _pad = m.regulate(h, d)
+    x0, _ = m.regulate(torch.cat([h[..., :256], torch.zeros_like(h[..., 256:])], -1), d)
+    assert x.shape == (1, int(d.sum()), 256) and not torch.allclose(x, x0)
+
+
+def test_contour_model_trains_and_exports(tmp_path: Path) -> None:
+    ort = pytest.importorskip("onnxruntime")
+    m = _contour_model()
+    ids = torch.randint(4, 100, (2, 9))
+    d = torch.randint(1, 4, (2, 9))
+    z = torch.zeros_like(ids)
+    m.train()
+    out = m(ids, z, z + 1, torch.randn(2, 256), z[:, 0], torch.ones(2), d,
+            torch.randn(2, 9), torch.randn(2, 9), torch.randn(2, 9, 2))  # fmt: skip
+    assert out["contour"].shape == (2, 9, 2)
+    out["mel"].mean().backward()
+    assert m.contour_proj.weight.grad is not None and m.contour_proj.weight.grad.abs().sum() > 0
+    m.eval()
+    sess = ort.InferenceSession(
+        str(m.export_onnx(tmp_path / "c.onnx")), providers=["CPUExecutionProvider"]
+    )
+    for n in (7, 30):  # another length than the export's example: nothing baked in
+        ids, tones, langs, spk, emo, inten = _inputs(n)
+        ctl = controls_tensor(Prosody(pitch_range=1.3))
+        feed = {"ids": ids.numpy(), "tones": tones.numpy(), "langs": langs.numpy(),
+                    "speaker": spk.numpy(), "emotion": emo.numpy(), "intensity": inten.numpy(),
+                    "controls": ctl.numpy()}  # fmt: skip
+        mel, dur = sess.run(None, feed)
+        with torch.no_grad():
+            tmel, tdur = m.infer(ids, tones, langs, spk, emo, inten, ctl)
+        assert np.array_equal(dur, tdur.numpy())
+        assert np.abs(mel - tmel.numpy()).max() < 1e-3

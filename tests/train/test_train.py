@@ -110,3 +110,23 @@ def test_validation_speakers_pick_the_best_step(tiny_corpus: Path, tmp_path: Pat
                   device="cpu")  # fmt: skip
     assert plain["best"] == {} and not (tmp_path / "plain" / "best_fp16.pt").exists()
     assert all("val_mel_l1" not in h for h in plain["history"])
+
+
+def test_warm_start_grows_contours_and_learns_them(tiny_corpus: Path, tmp_path: Path) -> None:
+    """A window can add pitch shapes to a shipped mean-only model: they start at zero and
+    their loss is trained on the teacher's fitted slopes and bends."""
+    import torch
+
+    from emostream.models.acoustic import AcousticModel
+
+    tc = TrainConfig(frames_per_batch=1500, eval_every=2, save_every=100, warmup=10)
+    train(tiny_corpus, tmp_path / "a", max_steps=2, tc=tc, model_config=TINY, device="cpu")
+    AcousticModel.load(tmp_path / "a" / "model_fp16.pt").export_onnx(tmp_path / "v.onnx")
+    run = train(tiny_corpus, tmp_path / "b", max_steps=5, tc=tc, device="cpu",
+                init=tmp_path / "v.onnx", contour_k=2)  # fmt: skip
+    assert run["step"] == 5 and math.isfinite(run["eval"]["contour"]) and run["eval"]["contour"] > 0
+    grown = AcousticModel.load(tmp_path / "b" / "model_fp16.pt")
+    assert grown.config.contour == 2 and grown.contour_proj.weight.abs().sum() > 0
+    assert torch.isfinite(grown.contour.out.weight).all()
+    again = train(tiny_corpus, tmp_path / "b", max_steps=6, tc=tc, device="cpu")
+    assert again["step"] == 6  # resumes as a contour model (its config in last.pt)

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from emostream.models.acoustic import AcousticModel, length_regulate
+from emostream.models.acoustic import AcousticModel
 from emostream.voices.acoustic import AcousticRequest, collate, infer_batch, split_latents
 from emostream.voices.base import Latent
 
@@ -166,7 +166,7 @@ class GraphedAcoustic:
             frames = bucket(longest, self.frames)
             if frames is not None and rows * frames > self.max_cells:
                 frames = None  # no graph for this shape
-            x, pad = length_regulate(h, dur, max_frames=frames or longest)
+            x, pad = self.model.regulate(h, dur, max_frames=frames or longest)
             if frames is None:
                 self.eager_batches += 1
                 mel = self.model.decode(x, pad)

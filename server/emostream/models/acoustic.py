@@ -13,6 +13,12 @@ the prosody controls act on interpretable quantities before the decoder:
 * ``energy``      — multiplies the frame energy (added to the log);
 * ``pause``       — durations of pause units (space, punctuation, boundaries) multiplied.
 
+With ``contour > 0`` a unit also gets the *shape* of its log-F0 (Legendre coefficients over
+its frames, :mod:`emostream.models.contour`): slope and bend, what tells Mandarin tones apart.
+``pitch_range`` scales them with the unit means. ``infer_units`` then returns them as the last
+``contour`` channels of its unit features, and :meth:`AcousticModel.regulate` turns them into
+frame features; without it (v0.1–v0.3) both are as before.
+
 Targets come from :mod:`emostream.train.corpus`: mel frames per unit, mean log-F0 over a
 unit's voiced frames (0 when it has none), mean log-energy per unit. Normalisation constants
 live in :class:`AcousticConfig` so a checkpoint carries them.
@@ -32,6 +38,7 @@ from torch.nn import functional as F
 
 from emostream.models import checkpoint
 from emostream.models.acoustic_onnx import Prosody
+from emostream.models.contour import frame_positions, legendre
 from emostream.models.mel import silence_level
 from emostream.text.emotion import EMOTIONS
 from emostream.text.phonemes import BOS, EOS, NUM_LANGS, NUM_TONES, PUNCTUATION, SPACE, SYMBOLS
@@ -59,6 +66,7 @@ class AcousticConfig:
     speaker_dim: int = 256
     n_mels: int = 80
     max_positions: int = 4096
+    contour: int = 0  # log-F0 shape coefficients per unit (0: mean only, v0.1–v0.3)
     # normalisation (set from the corpus by the trainer; stored in checkpoints)
     pitch_mean: float = 5.3  # log Hz
     pitch_std: float = 0.3
@@ -128,23 +136,28 @@ class FFTBlock(nn.Module):
 
 
 class VariancePredictor(nn.Module):
-    """Two conv layers → one value per position (FastSpeech2)."""
+    """Two conv layers → ``outputs`` values per position (FastSpeech2)."""
 
-    def __init__(self, c: AcousticConfig) -> None:
+    def __init__(self, c: AcousticConfig, outputs: int = 1) -> None:
         super().__init__()
         k, f = c.var_kernel, c.var_filters
         self.conv1 = nn.Conv1d(c.d_model, f, k, padding=k // 2)
         self.norm1 = nn.LayerNorm(f)
         self.conv2 = nn.Conv1d(f, f, k, padding=k // 2)
         self.norm2 = nn.LayerNorm(f)
-        self.out = nn.Linear(f, 1)
+        self.out = nn.Linear(f, outputs)
         self.drop = nn.Dropout(c.dropout)
 
     def forward(self, x: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
         keep = (~pad).unsqueeze(-1).to(x.dtype)  # zero padding into conv2, as for one item
         y = self.drop(self.norm1(F.relu(self.conv1(x.transpose(1, 2))).transpose(1, 2))) * keep
         y = self.drop(self.norm2(F.relu(self.conv2(y.transpose(1, 2))).transpose(1, 2)))
-        result: torch.Tensor = self.out(y).squeeze(-1).masked_fill(pad, 0.0)
+        y = self.out(y)
+        result: torch.Tensor = (
+            y.squeeze(-1).masked_fill(pad, 0.0)
+            if y.shape[-1] == 1
+            else y.masked_fill(pad.unsqueeze(-1), 0.0)
+        )
         return result
 
 
@@ -182,6 +195,12 @@ class AcousticModel(nn.Module):
         self.energy = VariancePredictor(c)
         self.pitch_proj = nn.Conv1d(1, c.d_model, 3, padding=1)
         self.energy_proj = nn.Conv1d(1, c.d_model, 3, padding=1)
+        if c.contour:  # both start at zero: a warm start from a mean-only model is unchanged
+            self.contour = VariancePredictor(c, outputs=c.contour)
+            self.contour_proj = nn.Linear(c.contour + 1, c.d_model)
+            for layer in (self.contour.out, self.contour_proj):
+                nn.init.zeros_(layer.weight)
+                nn.init.zeros_(layer.bias)
         self.decoder = nn.ModuleList(FFTBlock(c) for _ in range(c.dec_layers))
         self.mel_out = nn.Linear(c.d_model, c.n_mels)
         self.register_buffer(
@@ -221,6 +240,23 @@ class AcousticModel(nn.Module):
         result: torch.Tensor = x + p + e
         return result
 
+    def regulate(
+        self, h: torch.Tensor, durations: torch.Tensor, max_frames: int | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Unit features → frames (:func:`length_regulate`). With contours, the last
+        ``contour`` channels of ``h`` are each unit's shape coefficients (normalised log-F0):
+        they become ``P_1..P_k`` of the frame's position in its unit and the contour there,
+        added through ``contour_proj``."""
+        frames, pad = length_regulate(h, durations, max_frames)
+        k = self.config.contour
+        if not k:
+            return frames, pad
+        d = self.config.d_model
+        basis = legendre(frame_positions(durations, frames.shape[1]), k).to(frames.dtype)
+        shape = (frames[..., d:] * basis).sum(-1, keepdim=True)
+        x = frames[..., :d] + self.contour_proj(torch.cat([basis, shape], dim=-1))
+        return x * (~pad).unsqueeze(-1).to(x.dtype), pad
+
     def decode(self, x: torch.Tensor, pad: torch.Tensor) -> torch.Tensor:
         x = x + _positions(x.shape[1], self.config.d_model, x.device).to(x.dtype)
         for block in self.decoder:
@@ -241,8 +277,10 @@ class AcousticModel(nn.Module):
         durations: torch.Tensor,
         pitch: torch.Tensor,
         energy: torch.Tensor,
+        contour: torch.Tensor | None = None,
     ) -> dict[str, torch.Tensor]:
-        """Teacher-forced pass. ``pitch``/``energy`` are *normalised* per-unit targets."""
+        """Teacher-forced pass. ``pitch``/``energy`` are *normalised* per-unit targets,
+        ``contour`` [B, N, k] the normalised shape coefficients (with ``config.contour``)."""
         x, pad = self.encode(ids, tones, langs, speaker, emotion, intensity)
         out = {
             "log_duration": self.duration(x, pad),
@@ -250,7 +288,11 @@ class AcousticModel(nn.Module):
             "energy": self.energy(x, pad),
         }
         h = self._add_variance(x, pitch, energy)
-        frames, fpad = length_regulate(h, durations)
+        if self.config.contour:
+            out["contour"] = self.contour(x, pad)
+            assert contour is not None, "a contour model trains on contour targets"
+            h = torch.cat([h, contour.to(h.dtype)], dim=-1)
+        frames, fpad = self.regulate(h, durations)
         out["mel"] = self.decode(frames, fpad)
         out["frame_pad"] = fpad
         out["unit_pad"] = pad
@@ -270,7 +312,7 @@ class AcousticModel(nn.Module):
         """``controls`` [B, 5] = rate, pitch_shift (semitones), pitch_range, energy, pause.
         Returns mel ``[B, T, 80]`` and integer durations ``[B, N]`` (frames per unit)."""
         h, durations = self.infer_units(ids, tones, langs, speaker, emotion, intensity, controls)
-        frames, fpad = length_regulate(h, durations)
+        frames, fpad = self.regulate(h, durations)
         return self.decode(frames, fpad), durations
 
     def infer_units(
@@ -284,7 +326,8 @@ class AcousticModel(nn.Module):
         controls: torch.Tensor,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """The part of :meth:`infer` before length regulation (no host sync, so it can be a
-        CUDA graph): unit features with pitch and energy added ``[B, N, D]`` and integer
+        CUDA graph): unit features with pitch and energy added ``[B, N, D]`` (``D +
+        contour`` channels with contours: :meth:`regulate` takes them) and integer
         durations ``[B, N]``."""
         c = self.config
         x, pad = self.encode(ids, tones, langs, speaker, emotion, intensity)
@@ -303,7 +346,11 @@ class AcousticModel(nn.Module):
         p = mean + (p - mean) * rng + shift * (math.log(2.0) / 12.0)
         p = torch.where(voiced, (p - c.pitch_mean) / c.pitch_std, torch.zeros_like(p))
         e = self.energy(x, pad) + torch.log(energy_scale) / c.energy_std
-        return self._add_variance(x, p * keep, e * keep), durations
+        h = self._add_variance(x, p * keep, e * keep)
+        if c.contour:  # the shape of each voiced unit's pitch, scaled like its mean
+            shape = self.contour(x, pad) * (rng * vf).unsqueeze(-1)
+            h = torch.cat([h, shape.to(h.dtype)], dim=-1)
+        return h, durations
 
     # --------------------------------------------------------------------- checkpoints
     def save(

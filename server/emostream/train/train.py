@@ -25,11 +25,13 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
+from emostream.models import contour
 from emostream.models.acoustic import AcousticConfig, AcousticModel, read_checkpoint
 from emostream.train.corpus import Utterance, dequantize_mel, read_shard
 
 log = logging.getLogger(__name__)
 VOICED_HZ = 60.0
+CONTOUR = 2  # shape coefficients fitted per unit (a model uses its config's first k)
 
 
 @dataclass
@@ -42,6 +44,8 @@ class Item:
     energy: npt.NDArray[np.float32]  # per unit: mean log energy
     mel: npt.NDArray[np.uint8]  # [T, 80]
     speaker: npt.NDArray[np.float32]  # [256]
+    contour: npt.NDArray[np.float32]  # [N, CONTOUR]: log-F0 slope and bend (log Hz)
+    contour_ok: npt.NDArray[np.bool_]  # [N]: the unit has enough voiced frames for them
 
 
 def unit_average(
@@ -62,6 +66,7 @@ def to_item(u: Utterance, speaker: npt.NDArray[np.float32]) -> Item:
     f0 = u.f0.astype(np.float32)
     voiced = f0 > VOICED_HZ
     logf0 = np.log(np.maximum(f0, 1.0))
+    shape, ok = contour.fit(logf0, voiced, d, CONTOUR)
     return Item(
         ids=u.ids.astype(np.int64),
         tones=u.tones.astype(np.int64),
@@ -71,6 +76,8 @@ def to_item(u: Utterance, speaker: npt.NDArray[np.float32]) -> Item:
         energy=unit_average(u.energy.astype(np.float32), d),
         mel=u.mel,
         speaker=speaker,
+        contour=shape,
+        contour_ok=ok,
     )
 
 
@@ -108,6 +115,9 @@ def collate(items: list[Item], c: AcousticConfig, device: torch.device) -> dict[
     out = {k: np.zeros((b, n), np.int64) for k in ("ids", "tones", "langs", "durations")}
     pitch = np.zeros((b, n), np.float32)
     energy = np.zeros((b, n), np.float32)
+    kc = c.contour
+    shape = np.zeros((b, n, kc), np.float32)
+    shape_ok = np.zeros((b, n), np.float32)
     mel = np.full((b, t, 80), c.mel_fill, np.float32)
     for i, it in enumerate(items):
         k = len(it.ids)
@@ -117,10 +127,15 @@ def collate(items: list[Item], c: AcousticConfig, device: torch.device) -> dict[
         pitch[i, :k] = np.where(voiced, (it.pitch - c.pitch_mean) / c.pitch_std, 0.0)
         energy[i, :k] = (it.energy - c.energy_mean) / c.energy_std
         mel[i, : len(it.mel)] = dequantize_mel(it.mel)
+        if kc:
+            shape[i, :k] = it.contour[:, :kc] / c.pitch_std
+            shape_ok[i, :k] = it.contour_ok
     batch = {k: torch.from_numpy(v).to(device) for k, v in out.items()}
     batch["pitch"] = torch.from_numpy(pitch).to(device)
     batch["energy"] = torch.from_numpy(energy).to(device)
     batch["mel"] = torch.from_numpy(mel).to(device)
+    batch["contour"] = torch.from_numpy(shape).to(device)
+    batch["contour_ok"] = torch.from_numpy(shape_ok).to(device)
     batch["speaker"] = torch.from_numpy(np.stack([i.speaker for i in items])).to(device)
     return batch
 
@@ -157,6 +172,7 @@ def losses(model: AcousticModel, batch: dict[str, torch.Tensor]) -> dict[str, to
         b["durations"],
         b["pitch"],
         b["energy"],
+        b["contour"] if model.config.contour else None,
     )
     keep_u = (~out["unit_pad"]).float()
     keep_f = (~out["frame_pad"]).float().unsqueeze(-1)
@@ -167,7 +183,13 @@ def losses(model: AcousticModel, batch: dict[str, torch.Tensor]) -> dict[str, to
     pitch = ((out["pitch"].float() - b["pitch"]) ** 2 * vu).sum() / vu.sum().clamp(min=1)
     energy = ((out["energy"].float() - b["energy"]) ** 2 * keep_u).sum() / keep_u.sum()
     total = mel_l1 + dur + 0.1 * pitch + 0.1 * energy
-    return {"loss": total, "mel_l1": mel_l1, "dur": dur, "pitch": pitch, "energy": energy}
+    parts = {"mel_l1": mel_l1, "dur": dur, "pitch": pitch, "energy": energy}
+    if model.config.contour:
+        ok = b["contour_ok"] * keep_u
+        err = ((out["contour"].float() - b["contour"]) ** 2).sum(-1)
+        parts["contour"] = (err * ok).sum() / ok.sum().clamp(min=1)
+        total = total + 0.1 * parts["contour"]
+    return {"loss": total, **parts}
 
 
 @dataclass
@@ -214,6 +236,7 @@ def train(
     init: Path | None = None,
     follow: bool = False,
     val_corpus: Path | None = None,
+    contour_k: int | None = None,
 ) -> dict[str, Any]:
     """Train until ``budget_s`` or ``max_steps`` (0 = no limit); resume from ``out/last.pt``.
 
@@ -228,7 +251,11 @@ def train(
 
     ``val_corpus``: utterances of speakers the training never sees (validation voices, not
     the test voices), scored at every evaluation beside the held-out split of the training
-    speakers; the model at its lowest validation mel L1 is kept as ``best_fp16.pt``. The
+    speakers; the model at its lowest validation mel L1 is kept as ``best_fp16.pt``.
+
+    ``contour_k``: log-F0 shape coefficients per unit for a new or warm-started model
+    (:mod:`emostream.models.contour`; None keeps the warm start's, 0 for a new model); a
+    warm start from a model without them begins with them at zero. The
     training corpus's own held-out split only measures fit to its speakers: window 3's
     candidate improved there and got worse on unseen voices."""
     t0 = time.monotonic()
@@ -256,6 +283,10 @@ def train(
         cfg = AcousticConfig.from_dict({**warm["config"], "n_symbols": n_symbols})
     else:
         cfg = AcousticConfig.from_dict({**(model_config or {}), **corpus_stats(train_items)})
+    if state is None and contour_k is not None:
+        cfg.contour = contour_k
+    if cfg.contour > CONTOUR:
+        raise ValueError(f"contour {cfg.contour}: the trainer fits at most {CONTOUR}")
     model = AcousticModel(cfg).to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=tc.lr, betas=(0.9, 0.98), weight_decay=0.01)
     step, epoch = 0, 0
@@ -266,7 +297,14 @@ def train(
         log.info("resumed from %s at step %d", ckpt, step)
     rewarm_from = -1
     if warm is not None:
-        model.load_state_dict(_grown(model.state_dict(), warm["model"]))
+        missing, unexpected = model.load_state_dict(
+            _grown(model.state_dict(), warm["model"]), strict=False
+        )
+        new = [k for k in missing if not k.startswith("contour")]
+        if new or unexpected:
+            raise ValueError(f"warm start does not fit: missing {new}, unexpected {unexpected}")
+        if missing:
+            log.info("warm start: %d contour tensors start at zero", len(missing))
         step = rewarm_from = int(warm.get("step", 0))
         log.info("warm start from %s (step %d, fresh optimiser)", init, step)
     amp = dev.type == "cuda"
@@ -430,6 +468,12 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="utterances of validation speakers (never trained on); keeps best_fp16.pt",
     )
+    p.add_argument(
+        "--contour",
+        type=int,
+        default=None,
+        help="log-F0 shape coefficients per unit (2: slope and bend; default: as --init)",
+    )
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     tc = TrainConfig(
@@ -448,6 +492,7 @@ def main(argv: list[str] | None = None) -> int:
         init=a.init,
         follow=a.follow,
         val_corpus=a.val_corpus,
+        contour_k=a.contour,
     )
     return 0
 
