@@ -35,7 +35,8 @@ if [ $DEV -eq 1 ]; then
   .venv/bin/python -m pip install -q "torch==${TORCH_VERSION:-2.13.0}"
   # livekit: the LiveKit Agents plugin's tests (tests/plugins). Pipecat's run in a venv of
   # their own (scripts/test.sh): pipecat-ai pins soxr, soundfile and protobuf below the server's.
-  .venv/bin/python -m pip install -q -e ".[dev,redis,train,livekit]"
+  # ray: the cluster tests (tests/cluster: a local two-node Ray cluster with Serve).
+  .venv/bin/python -m pip install -q -e ".[dev,redis,train,livekit,ray]"
   # Reference implementation for the speaker-encoder parity tests; its own requirements
   # (torch, librosa, webrtcvad) come through the extras above.
   .venv/bin/python -m pip install -q --no-deps "resemblyzer==0.1.4"

@@ -21,6 +21,7 @@ LAYERS: dict[str, int] = {
     "transport": 5,
     "cli": 6,
     "bridge": 6,  # clients of the server run from the CLI (emostream danmaku)
+    "cluster": 6,  # the app on Ray Serve (emostream serve --ray): above the transport
     "__main__": 6,
     "bench": 7,  # user-facing benchmarks only (emostream bench X); the lab is in lab/
 }

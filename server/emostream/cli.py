@@ -23,6 +23,8 @@ MOVED_TO_LAB = {"quality": "lab.quality", "acoustic": "lab.acoustic_quality"}
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     import uvicorn
 
     from emostream.config import Settings
@@ -43,6 +45,11 @@ def _serve(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"emostream serve: {exc}", file=sys.stderr)
         return 2
+    if args.ray:
+        # A Ray Serve application (README "Cluster"; the [ray] extra): ingress + model replicas.
+        from emostream.cluster.deploy import serve_ray
+
+        return serve_ray(replace(settings, ray_address=args.ray_address or settings.ray_address))
     # Workers must share the token secret (a token minted by one is checked by another).
     if not settings.token_secret:
         cli["token_secret"] = secrets.token_hex(32)
@@ -243,6 +250,11 @@ def main(argv: list[str] | None = None) -> int:
         help="server processes sharing the port (default 1; each loads its own models)",
     )  # fmt: skip
     s.add_argument("--api-keys-file", default=None, help="keys file (emostream keys add)")
+    s.add_argument(
+        "--ray", action="store_true",
+        help="deploy on Ray Serve (ingress + autoscaled model replicas; README 'Cluster')",
+    )  # fmt: skip
+    s.add_argument("--ray-address", default=None, help="the Ray cluster to join (default: auto)")
     s.add_argument(
         "--allow-unauthenticated", action="store_true",
         help="serve a non-loopback host with no API keys (everyone is trusted)",

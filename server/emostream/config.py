@@ -39,6 +39,26 @@ class Settings:
     # share of its capacity, or the engine's first-chunk p95 would pass this bound.
     engine_max_utilization: float = 0.85
     engine_first_audio_bound_ms: float = 100.0
+    # -- cluster (README "Cluster": engine=ray, `emostream serve --ray`, the [ray] extra) -----
+    ray_app: str = "emostream"  # the Serve application (its deployments are found by name)
+    ray_address: str = ""  # serve --ray: ray.init address ("": a running cluster, else a new one)
+    ray_ingress_replicas: int = 1  # ingress replicas (WebSocket/HTTP); Serve's proxy spreads them
+    # Model replicas: autoscaled between these bounds on ongoing streams per replica (each
+    # stream holds one session request on its replica for its life).
+    ray_min_replicas: int = 1
+    ray_max_replicas: int = 4
+    ray_target_streams: float = 4.0
+    ray_replica_max_streams: int = 8  # a model replica is full at this many streams
+    # Every replica full (max_replicas of them at ray_replica_max_streams): "busy" refuses
+    # new utterances; "lite" serves them on the lite deployment (CPU, light vocoder) and
+    # marks started with degraded: "lite".
+    ray_degrade: str = "busy"
+    ray_model_gpus: float = 0.0  # GPUs per model replica (1 on a GPU cluster)
+    ray_model_cpus: float = 1.0  # CPUs per model replica (Ray's logical count)
+    # Extra Ray resources per replica, "name=amount,..." (e.g. to put one replica per node).
+    ray_model_resources: str = ""
+    ray_ingress_resources: str = ""
+    ray_replica_engine: str = "inprocess"  # the model replica's own runner (inprocess|process)
     cpu_threads: int = 1  # ONNX Runtime intra-op threads per session
     decode_workers: int = 2  # threads running model calls on CPU
     redis_url: str = ""  # empty: in-process cache only

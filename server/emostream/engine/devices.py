@@ -53,9 +53,10 @@ class DeviceSetup:
 
 def frontend_settings(settings: Settings) -> Settings:
     """The settings a server process loads its voices with: with ``engine=process`` the
-    models run in the engine process, so the front end's voices stay on cpu (text front
-    end, voice info) with the engine's vocoder choice (the stage keys must match)."""
-    if settings.engine != "process":
+    models run in the engine process (``engine=ray``: on model replicas), so the front
+    end's voices stay on cpu (text front end, voice info) with the engine's vocoder choice
+    (the stage keys must match)."""
+    if settings.engine not in ("process", "ray"):
         return settings
     from emostream.voices.acoustic import find_models_dir
     from emostream.voices.catalog import vocoder_choice
@@ -95,8 +96,10 @@ async def setup_device(settings: Settings) -> DeviceSetup:
     ``engine_socket`` names one already running)."""
     if settings.engine == "process":
         return await _engine_client(settings)
+    if settings.engine == "ray":  # the cluster's ingress hands create_app its own setup
+        raise ValueError("engine=ray runs only inside the Ray Serve app (emostream serve --ray)")
     if settings.engine != "inprocess":
-        raise ValueError(f"unknown engine {settings.engine!r}; use inprocess or process")
+        raise ValueError(f"unknown engine {settings.engine!r}; use inprocess, process or ray")
     if settings.device == "cpu":
         return DeviceSetup(ThreadRunner(workers=settings.decode_workers))
     if settings.device != "cuda":

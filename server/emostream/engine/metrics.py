@@ -43,6 +43,9 @@ class Metrics:
             "emostream_utterances", "Utterances finished", ["transport", "outcome"], registry=r
         )
         self.errors = Counter("emostream_errors", "Errors sent, by code", ["code"], registry=r)
+        self.degraded = Counter(
+            "emostream_degraded_streams", "Utterances admitted on a lighter path", registry=r
+        )
         # Phrase cache (engine.phrase_cache): lookups by where they were answered (memory,
         # redis, miss; bypass: the client asked for no cache), entries stored and evicted, what
         # was not stored (too_large, incomplete: cancelled or failed), bytes and entries held

@@ -14,8 +14,8 @@ import heapq
 import itertools
 import threading
 import time
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -48,6 +48,19 @@ class Runner(Protocol):
     def cancel(self, stream_id: str) -> None: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class StreamAffine(Protocol):
+    """A runner that places each stream on one backend for its life (the Ray Serve runner,
+    :mod:`emostream.cluster.ray_runner`). :class:`~emostream.engine.service.SpeechService`
+    hands it a stream's output iterator before the first item is taken: ``bind`` places the
+    stream (on a lighter path when ``degraded`` names one) and gives back the iterator, which
+    raises as soon as that backend is lost, even while the stream waits for text."""
+
+    def bind(
+        self, stream_id: str, output: AsyncIterator[Any], *, degraded: str = ""
+    ) -> AsyncIterator[Any]: ...
 
 
 def resolve_future(fut: asyncio.Future[Any], ok: bool, value: Any) -> None:

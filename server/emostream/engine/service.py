@@ -14,12 +14,12 @@ import numpy as np
 import numpy.typing as npt
 
 from emostream.config import Settings
-from emostream.engine.admission import Admits
+from emostream.engine.admission import Admits, Verdict
 from emostream.engine.cached_stream import cached_utterance
 from emostream.engine.metrics import Metrics
 from emostream.engine.phrase_cache import PhraseCache
 from emostream.engine.phrase_key import phrase_params
-from emostream.engine.runner import Runner, ThreadRunner
+from emostream.engine.runner import Runner, StreamAffine, ThreadRunner
 from emostream.engine.streamer import (
     Event,
     Packet,
@@ -40,10 +40,13 @@ class Busy(Exception):
 class Slot:
     """One admitted utterance's place under ``max_streams`` (:meth:`SpeechService.admit`).
 
-    Released exactly once, however often :meth:`release` is called."""
+    Released exactly once, however often :meth:`release` is called. ``degraded``: the
+    lighter path the runner's admission put it on (``"lite"``), "" when none; the
+    ``started`` event says so."""
 
-    def __init__(self, service: SpeechService) -> None:
+    def __init__(self, service: SpeechService, *, degraded: str = "") -> None:
         self._service: SpeechService | None = service
+        self.degraded = degraded
 
     @property
     def released(self) -> bool:
@@ -165,14 +168,18 @@ class SpeechService:
         if self.active >= self.settings.max_streams:
             self.metrics.errors.labels("busy").inc()
             raise Busy(f"server at its stream limit ({self.settings.max_streams} utterances)")
+        degraded = ""
         if isinstance(self.runner, Admits):  # the engine process: is the device full?
             decision = self.runner.admit()
-            if not decision.admitted:
+            if decision.verdict is Verdict.LITE:  # full, and the runner has a lighter path
+                degraded = "lite"
+                self.metrics.degraded.inc()
+            elif not decision.admitted:
                 self.metrics.errors.labels("busy").inc()
                 raise Busy(f"engine at capacity ({decision.reason})")
         self.active += 1
         self.metrics.active_streams.set(self.active)
-        return Slot(self)
+        return Slot(self, degraded=degraded)
 
     @asynccontextmanager
     async def utterance(
@@ -202,7 +209,9 @@ class SpeechService:
             slot = self.admit()
         stats = UtteranceStats()
         outcome = "cancelled"
-        out = self._output(request, segments, stats, cache, cache_scope, replay_lead_s)
+        out = self._output(
+            request, segments, stats, cache, cache_scope, replay_lead_s, slot.degraded
+        )
         try:
             yield out, stats
             outcome = "ok"
@@ -234,9 +243,13 @@ class SpeechService:
         cache: bool,
         scope: str,
         lead_s: float | None,
+        degraded: str = "",
     ) -> AsyncIterator[Packet | Event]:
         def live(texts: AsyncIterator[str]) -> AsyncIterator[Packet | Event]:
-            return stream_utterance(request, texts, self.runner, stats=stats)
+            out = stream_utterance(request, texts, self.runner, stats=stats)
+            if isinstance(self.runner, StreamAffine):  # one backend for the stream's life
+                return self.runner.bind(request.stream_id, out, degraded=degraded)
+            return out
 
         phrases = self.phrase_cache
         if phrases is None or not phrases.enabled:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -16,7 +16,7 @@ from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
 from emostream.config import Settings
-from emostream.engine.devices import frontend_settings, setup_device
+from emostream.engine.devices import DeviceSetup, frontend_settings, setup_device
 from emostream.engine.metrics import Metrics
 from emostream.engine.service import SpeechService
 from emostream.transport import http
@@ -52,12 +52,16 @@ def create_app(
     *,
     catalog: VoiceCatalog | None = None,
     service: SpeechService | None = None,
+    device: Callable[[Settings], Awaitable[DeviceSetup]] | None = None,
 ) -> Starlette:
     """Build the app. Voices load at start-up unless a ``catalog`` or ``service`` is given.
+    ``device``: what sets up the runner (default :func:`setup_device`; the Ray Serve ingress
+    gives its own, :func:`emostream.cluster.ray_runner.ray_device`).
 
     Raises :class:`~emostream.transport.auth.ConfigError` when the security settings refuse
     (a non-loopback host with no API keys, unless ``allow_unauthenticated``)."""
     settings = settings or Settings.from_env()
+    device_setup = device
     auth = authenticator(settings)
     if not auth.enabled:  # loopback, or allow_unauthenticated on a public host
         level = logging.INFO if is_loopback(settings.host) else logging.WARNING
@@ -78,7 +82,7 @@ def create_app(
         svc = service
         sys.setswitchinterval(settings.switch_interval_ms / 1000.0)
         if svc is None:
-            device = await setup_device(settings)
+            device = await (device_setup or setup_device)(settings)
             voices = catalog or load_catalog(frontend_settings(settings))
             await device.prepare(voices, acoustic_graphs=settings.acoustic_graphs)
             svc = SpeechService(

@@ -119,7 +119,10 @@ async def speech(request: Request) -> Response:
         voice=voice, controls=controls, fmt=fmt, stream_id=service.new_stream_id()
     )
     body_iter = _body(service, req, texts, fmt_name, slot, cache=cache, scope=principal or "")
-    return _SpeechResponse(slot, permit, body_iter, media_type=media)
+    speech = _SpeechResponse(slot, permit, body_iter, media_type=media)
+    if slot.degraded:  # admitted on a lighter path (README "Cluster": degradation)
+        speech.headers["X-EmoStream-Degraded"] = slot.degraded
+    return speech
 
 
 async def read_body(request: Request, limit: int) -> bytes | None:

@@ -420,7 +420,10 @@ class StreamConnection:
                     utt.queue.put_nowait(text)
             elif isinstance(item, EndOfInput):
                 utt.queue.put_nowait(END)
-        await self._send_json(action.started_event)
+        started = action.started_event
+        if slot.degraded:  # admitted on a lighter path (README "Cluster": degradation)
+            started = {**started, "degraded": slot.degraded}
+        await self._send_json(started)
         if utt.done_sent:  # a line's start, cancelled while started was being sent
             return
         request = UtteranceRequest(

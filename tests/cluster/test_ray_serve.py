@@ -1,0 +1,212 @@
+"""EmoStream on a local two-node Ray cluster (issue 14): the same protocol through Serve's
+proxy, streams spread over both nodes, a clone registered through one ingress replica spoken
+through the other, and a model replica killed mid-stream.
+
+Marked ``ray`` (and ``slow``); the README's test command (scripts/test.sh) runs them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import pytest
+import websockets
+
+from tests.cluster.conftest import RayServed
+
+pytestmark = [pytest.mark.ray, pytest.mark.slow]
+
+HEADER = "x-emostream-ingress"
+TEXT = "Hello from the cluster. Every stream stays on one model replica for its life."
+
+
+@dataclass
+class Stream:
+    """A WebSocket utterance read by a background task: events (with arrival times), audio
+    bytes (PCM s16le at 24 kHz: 48,000 a second)."""
+
+    ws: Any
+    ingress: str
+    events: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
+    audio: int = 0
+    reader: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def open(cls, url: str, start: dict[str, Any]) -> Stream:
+        ws = await websockets.connect(url, compression=None, open_timeout=30)
+        stream = cls(ws, ws.response.headers.get(HEADER, ""))
+        stream.reader = asyncio.create_task(stream._read())
+        fmt = {"codec": "pcm_s16le", "sample_rate": 24000}
+        await ws.send(json.dumps({"type": "start", "cache": False, "format": fmt, **start}))
+        return stream
+
+    async def _read(self) -> None:
+        try:
+            async for msg in self.ws:
+                if isinstance(msg, bytes):
+                    self.audio += len(msg)
+                else:
+                    self.events.append((time.monotonic(), json.loads(msg)))
+        except websockets.ConnectionClosed:
+            pass
+
+    def first(self, kind: str) -> tuple[float, dict[str, Any]] | None:
+        return next(((t, e) for t, e in self.events if e["type"] == kind), None)
+
+    async def wait_for(self, kind: str, timeout: float = 60.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = self.first(kind)
+            if found is not None:
+                return found[1]
+            errors = [e for _, e in self.events if e["type"] == "error"]
+            if errors and kind != "error":
+                raise AssertionError(f"error instead of {kind}: {errors}")
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"no {kind} in {timeout} s: {[e for _, e in self.events]}")
+
+    async def say(self, text: str, *, flush: bool = False) -> None:
+        await self.ws.send(json.dumps({"type": "text", "text": text}))
+        if flush:  # speak it now, without waiting for more text
+            await self.ws.send(json.dumps({"type": "flush"}))
+
+    async def end(self) -> None:
+        await self.ws.send(json.dumps({"type": "end"}))
+
+    async def close(self) -> None:
+        await self.ws.close()
+        if self.reader is not None:
+            await self.reader
+
+
+async def speak(url: str, start: dict[str, Any], text: str = TEXT) -> Stream:
+    stream = await Stream.open(url, start)
+    await stream.say(text)
+    await stream.end()
+    await stream.wait_for("done", timeout=120)
+    await stream.close()
+    assert stream.audio > 48000, "too little audio"
+    assert not [e for _, e in stream.events if e["type"] == "error"]
+    return stream
+
+
+async def cluster_view(served: RayServed, ingress: str | None = None) -> dict[str, Any]:
+    """``/cluster/healthz`` as one ingress replica (any when None) sees it."""
+    async with httpx.AsyncClient(base_url=served.url, timeout=30) as client:
+        for _ in range(60):
+            r = await client.get("/cluster/healthz")
+            if ingress is None or r.headers.get(HEADER) == ingress:
+                view: dict[str, Any] = r.json()
+                return view
+    raise AssertionError(f"never answered by ingress {ingress}")
+
+
+async def placement(served: RayServed, stream: Stream) -> dict[str, Any]:
+    """The model replica (id, node, pid) holding ``stream``, from its ingress's view."""
+    started = await stream.wait_for("started")
+    view = await cluster_view(served, stream.ingress)
+    replica = view["open_streams"][started["stream_id"]]
+    return next(r for r in view["model_replicas"] if r["replica"] == replica)
+
+
+async def test_streams_spread_over_both_nodes_and_a_clone_speaks_through_the_other_ingress(
+    ray_served: RayServed, speech_wav: bytes
+) -> None:
+    async with httpx.AsyncClient(base_url=ray_served.url, timeout=120) as client:
+        r = await client.post("/v1/voices", files={"file": ("me.wav", speech_wav, "audio/wav")},
+                              data={"name": "Cluster clone"})  # fmt: skip
+        assert r.status_code == 201, r.text
+        clone, made_by = r.json()["id"], r.headers[HEADER]
+    # Six stock-voice streams, two at a time.
+    for _ in range(3):
+        await asyncio.gather(*(speak(ray_served.ws_url, {}) for _ in range(2)))
+    # The clone, through the other ingress replica (Serve's proxy picks; retry until it does).
+    spoken_by = ""
+    for _ in range(20):
+        stream = await Stream.open(ray_served.ws_url, {"voice": clone})
+        if stream.ingress == made_by:
+            await stream.close()
+            continue
+        started = await stream.wait_for("started")
+        assert started["voice"] == clone
+        await stream.say(TEXT)
+        await stream.end()
+        await stream.wait_for("done", timeout=120)
+        await stream.close()
+        assert stream.audio > 48000
+        spoken_by = stream.ingress
+        break
+    assert spoken_by and spoken_by != made_by, "the proxy never chose the other ingress"
+    # Both nodes' model replicas served streams (as each ingress's sessions saw them).
+    served_by: dict[str, int] = {}
+    ingresses: set[str] = set()
+    async with httpx.AsyncClient(base_url=ray_served.url, timeout=30) as client:
+        for _ in range(40):
+            r = await client.get("/cluster/healthz")
+            assert r.status_code == 200, r.text
+            ingresses.add(r.headers[HEADER])
+            for rep in r.json()["model_replicas"]:
+                served_by[rep["node"]] = max(served_by.get(rep["node"], 0), rep["streams_served"])
+            if len(ingresses) == 2:
+                break
+    assert len(ingresses) == 2
+    assert len(served_by) == 2 and all(n > 0 for n in served_by.values()), served_by
+
+
+async def test_a_killed_replica_fails_its_stream_within_a_second_and_others_go_on(
+    ray_served: RayServed,
+) -> None:
+    # Two live streams (text sent, no end yet) on different model replicas.
+    streams: list[Stream] = []
+    where: list[dict[str, Any]] = []
+    for _ in range(6):
+        stream = await Stream.open(ray_served.ws_url, {})
+        await stream.say("The first sentence of a long answer.", flush=True)
+        await stream.wait_for("segment")
+        place = await placement(ray_served, stream)
+        if any(p["replica"] == place["replica"] for p in where):
+            await stream.end()
+            await stream.close()
+            continue
+        streams.append(stream)
+        where.append(place)
+        if len(streams) == 2:
+            break
+    assert len(streams) == 2, f"streams never reached a second replica: {where}"
+    victim, survivor = streams
+    await asyncio.sleep(0.5)  # both now idle, waiting for text
+    killed_at = time.monotonic()
+    os.kill(where[0]["pid"], signal.SIGKILL)
+    error = await victim.wait_for("error", timeout=10)
+    got = victim.first("error")
+    assert got is not None
+    assert got[0] - killed_at < 1.0, f"error after {got[0] - killed_at:.2f} s: {error}"
+    print(f"error {got[0] - killed_at:.3f} s after the kill: {error}")
+    # The other stream goes on.
+    before = survivor.audio
+    await survivor.say("And the rest of the answer, spoken after the other replica died.")
+    await survivor.end()
+    await survivor.wait_for("done", timeout=60)
+    assert survivor.audio > before + 48000
+    assert not [e for _, e in survivor.events if e["type"] == "error"]
+    await victim.close()
+    await survivor.close()
+    # New streams avoid the dead replica.
+    for _ in range(3):
+        await speak(ray_served.ws_url, {})
+    # Serve starts a replacement (a new replica id), which takes work.
+    old = {where[0]["replica"], where[1]["replica"]}
+    fresh: set[str] = set()
+    deadline = time.monotonic() + 150
+    while not fresh and time.monotonic() < deadline:
+        stream = await speak(ray_served.ws_url, {})
+        view = await cluster_view(ray_served, stream.ingress)
+        fresh = {r["replica"] for r in view["model_replicas"] if r["replica"] not in old}
+    assert fresh, "no stream reached a replacement replica"
+    print(f"replacement replica {fresh} took a stream")
