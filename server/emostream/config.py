@@ -48,6 +48,9 @@ class Settings:
     ray_min_replicas: int = 1
     ray_max_replicas: int = 4
     ray_target_streams: float = 4.0
+    ray_upscale_delay_s: float = 3.0  # load above target this long before adding a replica
+    ray_downscale_delay_s: float = 30.0  # below target this long before removing one
+    ray_autoscale_window_s: float = 30.0  # ongoing streams averaged over this window (> 10)
     ray_replica_max_streams: int = 8  # a model replica is full at this many streams
     # Every replica full (max_replicas of them at ray_replica_max_streams): "busy" refuses
     # new utterances; "lite" serves them on the lite deployment (CPU, light vocoder) and

@@ -64,8 +64,13 @@ def ray_cluster(nodes: int = 2) -> Iterator[object]:
     node = {"num_cpus": 1, "resources": NODE_RESOURCES, "object_store_memory": 100 << 20}
     # Serve's proxy (on the head only, HeadOnly) would send every connection to the head's
     # ingress replica while it has room; the test wants both ingress replicas reachable.
-    saved = os.environ.get("RAY_SERVE_PROXY_PREFER_LOCAL_NODE_ROUTING")
-    os.environ["RAY_SERVE_PROXY_PREFER_LOCAL_NODE_ROUTING"] = "0"
+    # Replicas and handles report ongoing requests to the autoscaler every second (default
+    # 10 s), so a test sees it scale within its time.
+    env = {"RAY_SERVE_PROXY_PREFER_LOCAL_NODE_ROUTING": "0",
+           "RAY_SERVE_REPLICA_AUTOSCALING_METRIC_PUSH_INTERVAL_S": "1",
+           "RAY_SERVE_HANDLE_AUTOSCALING_METRIC_PUSH_INTERVAL_S": "1"}  # fmt: skip
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
     cluster = Cluster(initialize_head=True, head_node_args={**node, "include_dashboard": False})
     try:
         for _ in range(nodes - 1):
@@ -77,10 +82,11 @@ def ray_cluster(nodes: int = 2) -> Iterator[object]:
         # processes all end with it.
         ray.shutdown()
         cluster.shutdown()
-        if saved is None:
-            os.environ.pop("RAY_SERVE_PROXY_PREFER_LOCAL_NODE_ROUTING", None)
-        else:
-            os.environ["RAY_SERVE_PROXY_PREFER_LOCAL_NODE_ROUTING"] = saved
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 @pytest.fixture(scope="module")

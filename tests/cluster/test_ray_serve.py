@@ -12,6 +12,7 @@ import os
 import signal
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -210,3 +211,79 @@ async def test_a_killed_replica_fails_its_stream_within_a_second_and_others_go_o
         fresh = {r["replica"] for r in view["model_replicas"] if r["replica"] not in old}
     assert fresh, "no stream reached a replacement replica"
     print(f"replacement replica {fresh} took a stream")
+
+
+def _model_replicas(app_name: str, deployment: str) -> int:
+    from ray import serve
+
+    app = serve.status().applications.get(app_name)
+    if app is None or deployment not in app.deployments:
+        return 0
+    return int(app.deployments[deployment].replica_states.get("RUNNING", 0))
+
+
+async def _until(check: Any, timeout: float, what: str) -> float:
+    """Poll ``check()`` until true; the seconds it took."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if check():
+            return time.monotonic() - t0
+        await asyncio.sleep(0.5)
+    raise AssertionError(f"{what}: not within {timeout} s")
+
+
+async def test_autoscaling_up_and_down_and_a_degraded_stream_marked_in_started(
+    ray_served: RayServed,
+) -> None:
+    """Redeployed (last in this module) with one ingress, 1-2 model replicas of one stream
+    each, and degradation to the lite deployment."""
+    from ray import serve
+
+    from emostream.cluster.deploy import build_app
+    from emostream.cluster.ray_runner import LITE, MODEL
+    from tests.cluster.conftest import cluster_settings
+
+    settings = cluster_settings(
+        ray_served.port, Path(ray_served.settings.data_dir), ray_served.redis.url,
+        ray_ingress_replicas=1, ray_min_replicas=1, ray_max_replicas=2,
+        ray_target_streams=1.0, ray_replica_max_streams=1, ray_degrade="lite",
+        ray_upscale_delay_s=1.0, ray_downscale_delay_s=5.0, ray_autoscale_window_s=12.0,
+    )  # fmt: skip
+    serve.run(build_app(settings), name=settings.ray_app, route_prefix="/")
+    app = settings.ray_app
+    await _until(lambda: _model_replicas(app, MODEL) == 1, 120, "one model replica")
+    assert _model_replicas(app, LITE) == 1
+    # Two open streams on one replica (its cap is 1: the second is put there over it).
+    held = [await Stream.open(ray_served.ws_url, {}) for _ in range(2)]
+    for stream in held:
+        await stream.say("A stream that stays open.", flush=True)
+        await stream.wait_for("segment")
+        assert "degraded" not in await stream.wait_for("started")
+    up_s = await _until(lambda: _model_replicas(app, MODEL) == 2, 120, "scaled up to 2")
+    print(f"scaled up to 2 model replicas {up_s:.1f} s after 2 streams opened")
+    # A third stream reaches the new replica; then both replicas are full: the fourth is
+    # degraded to the lite deployment, and says so in started.
+    third = await Stream.open(ray_served.ws_url, {})
+    await third.say("Another stream.", flush=True)
+    await third.wait_for("segment")
+    held.append(third)
+    view = await cluster_view(ray_served)
+    assert len({r["replica"] for r in view["model_replicas"] if r["deployment"] == MODEL}) == 2
+    degraded = await Stream.open(ray_served.ws_url, {})
+    started = await degraded.wait_for("started")
+    assert started.get("degraded") == "lite", started
+    await degraded.say("Spoken on the lite path.")
+    await degraded.end()
+    await degraded.wait_for("done", timeout=60)
+    assert degraded.audio > 48000
+    await degraded.close()
+    view = await cluster_view(ray_served)
+    lite = [r for r in view["model_replicas"] if r["deployment"] == LITE]
+    assert lite and lite[0]["streams_served"] >= 1, view
+    # Load gone: back to one model replica.
+    for stream in held:
+        await stream.end()
+        await stream.wait_for("done", timeout=60)
+        await stream.close()
+    down_s = await _until(lambda: _model_replicas(app, MODEL) == 1, 180, "scaled down to 1")
+    print(f"scaled down to 1 model replica {down_s:.1f} s after the streams ended")

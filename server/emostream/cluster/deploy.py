@@ -91,8 +91,9 @@ def build_app(settings: Settings) -> Any:
             "initial_replicas": settings.ray_min_replicas,
             "max_replicas": settings.ray_max_replicas,
             "target_ongoing_requests": settings.ray_target_streams,
-            "upscale_delay_s": 3.0,
-            "downscale_delay_s": 20.0,
+            "upscale_delay_s": settings.ray_upscale_delay_s,
+            "downscale_delay_s": settings.ray_downscale_delay_s,
+            "look_back_period_s": settings.ray_autoscale_window_s,
         },
         # sessions (one per stream) plus their in-flight calls
         "max_ongoing_requests": cap * 4 + 16,
