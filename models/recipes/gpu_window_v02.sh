@@ -95,6 +95,7 @@ PY
       --en 200 --zh 200 --seed $((SEED + 100))
     .venv/bin/python -m emostream.train.corpus_cli plan --text "$VTXT" --voices "$V" \
       --out "$B/plan_val" --seed $((SEED + 100)) --only "$VAL_VOICES" --limit "${VAL_LINES:-150}"
+    cp "$B/plan/voices.npz" "$B/plan_val/"  # the renderer reads the style tables from the plan
   fi
   C=.gpujob/v02c; rm -rf "$C"; mkdir -p "$C"
   .venv/bin/python - "$C/hifigan_v1_fp16.pt" <<'PY'

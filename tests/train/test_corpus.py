@@ -128,3 +128,18 @@ def test_plan_only_makes_a_validation_plan_of_stock_voices(tmp_path: Path) -> No
     assert "am_c" not in train and "zf_f" not in train and len(train) == 4 + 2 + 2
     with pytest.raises(SystemExit):
         speakers("--only", "am_c,nobody")
+
+
+def test_blend_of_voices_it_was_not_given_says_which() -> None:
+    """Window 4's validation plan had no style tables: the renderer's workers got an empty
+    dict, and the StopIteration that made vanished inside Pool.starmap (no shards, no error
+    naming the cause). A missing voice is a KeyError naming it."""
+    import numpy as np
+
+    from emostream.train.teacher import blend
+
+    with pytest.raises(KeyError, match="af_nova"):
+        blend({}, {"af_nova": 1.0})
+    with pytest.raises(KeyError, match="zf_xiaoni"):
+        blend({"af_nova": np.ones((2, 4), np.float32)}, {"af_nova": 0.5, "zf_xiaoni": 0.5})
+    assert blend({"a": np.ones((2, 4), np.float32)}, {"a": 2.0}).tolist() == [[1.0] * 4] * 2

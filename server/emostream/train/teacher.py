@@ -82,6 +82,9 @@ def blend(
     voices: dict[str, npt.NDArray[np.float32]], weights: dict[str, float]
 ) -> npt.NDArray[np.float32]:
     """Weighted sum of style tables (weights are normalised to sum to 1)."""
+    missing = sorted(set(weights) - set(voices))
+    if missing:  # (not StopIteration from an empty dict: a Pool's map swallows that)
+        raise KeyError(f"style tables missing for {missing}")
     total = sum(weights.values())
     acc = np.zeros_like(next(iter(voices.values())))
     for name, w in weights.items():
