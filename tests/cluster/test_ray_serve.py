@@ -7,6 +7,7 @@ Marked ``ray`` (and ``slow``); the README's test command (scripts/test.sh) runs 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -108,12 +109,37 @@ async def cluster_view(served: RayServed, ingress: str | None = None) -> dict[st
     raise AssertionError(f"never answered by ingress {ingress}")
 
 
+async def replica_stats(app: str) -> dict[str, dict[str, Any]]:
+    """Every live model replica's ``stats`` (its load and open stream ids), by replica id:
+    the replicas' actors are listed by name (``SERVE_REPLICA::app#deployment#id``) and each
+    is asked through a deployment handle, pinned to it by the stream-affinity router."""
+    import ray
+    from ray import serve
+
+    from emostream.cluster.affinity import REPLICA_KWARG
+    from emostream.cluster.ray_runner import MODEL
+
+    prefix = f"SERVE_REPLICA::{app}#{MODEL}#"
+    names = [a["name"] for a in ray.util.list_named_actors(all_namespaces=True)]
+    ids = [n.removeprefix(prefix) for n in names if n.startswith(prefix)]
+    handle = serve.get_deployment_handle(MODEL, app_name=app)
+    seen: dict[str, dict[str, Any]] = {}
+    for rid in ids:
+        report: dict[str, Any] = {}
+        with contextlib.suppress(Exception):  # a replica dying or still starting
+            report = await asyncio.wait_for(handle.stats.remote(**{REPLICA_KWARG: rid}), 10)
+        if report.get("replica") == rid:
+            seen[rid] = report
+    return seen
+
+
 async def placement(served: RayServed, stream: Stream) -> dict[str, Any]:
-    """The model replica (id, node, pid) holding ``stream``, from its ingress's view."""
+    """The model replica (id, node, pid) holding ``stream``."""
     started = await stream.wait_for("started")
-    view = await cluster_view(served, stream.ingress)
-    replica = view["open_streams"][started["stream_id"]]
-    return next(r for r in view["model_replicas"] if r["replica"] == replica)
+    for report in (await replica_stats(served.settings.ray_app)).values():
+        if started["stream_id"] in report["open_streams"]:
+            return report
+    raise AssertionError(f"stream {started['stream_id']} is open on no replica")
 
 
 async def test_streams_spread_over_both_nodes_and_a_clone_speaks_through_the_other_ingress(
@@ -206,9 +232,9 @@ async def test_a_killed_replica_fails_its_stream_within_a_second_and_others_go_o
     fresh: set[str] = set()
     deadline = time.monotonic() + 150
     while not fresh and time.monotonic() < deadline:
-        stream = await speak(ray_served.ws_url, {})
-        view = await cluster_view(ray_served, stream.ingress)
-        fresh = {r["replica"] for r in view["model_replicas"] if r["replica"] not in old}
+        await speak(ray_served.ws_url, {})
+        reports = await replica_stats(ray_served.settings.ray_app)
+        fresh = {r for r, report in reports.items() if r not in old and report["streams_total"]}
     assert fresh, "no stream reached a replacement replica"
     print(f"replacement replica {fresh} took a stream")
 

@@ -71,7 +71,9 @@ class IngressReplica:
 
         app = create_app(self.settings, device=ray_device)
         replica, _ = replica_identity()
-        app.state.ray_app = self.settings.ray_app
+        from ray import serve
+
+        app.state.ray_app = serve.get_replica_context().app_name
         app.state.ray_replica = replica
         app.router.routes[0:0] = cluster_routes()
         return IngressHeader(app, replica)

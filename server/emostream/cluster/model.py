@@ -183,9 +183,10 @@ class ModelReplica:
         return await runner.decode(self._voice(ref), frames, stream_id=stream or "-",
                                    pad_side=pad_side, deadline=deadline)  # fmt: skip
 
-    async def stats(self) -> dict[str, Any]:
-        """This replica's load and counters (the per-replica health the ingress aggregates)."""
-        return self.load()
+    async def stats(self, replica: str | None = None) -> dict[str, Any]:
+        """This replica's load and counters, and the ids of the streams open on it
+        (``replica``: the id it is asked of, for the router's pinning)."""
+        return {**self.load(), "open_streams": sorted(self.streams)}
 
     async def check_health(self) -> None:
         """Serve's health check: the runner is up (or can be brought up)."""

@@ -282,14 +282,16 @@ def is_stock(voice_id: str) -> bool:
 
 
 async def ray_device(settings: Settings) -> DeviceSetup:
-    """The ingress's runner: handles to the model (and lite) deployments of the Serve
-    application ``settings.ray_app``, found by name."""
+    """The ingress's runner: handles to the model (and lite) deployments of this replica's
+    Serve application (``serve run`` names it ``default``, ``serve --ray`` ``ray_app``),
+    found by name."""
     from ray import serve
 
-    model = serve.get_deployment_handle(MODEL, app_name=settings.ray_app)
+    app = serve.get_replica_context().app_name
+    model = serve.get_deployment_handle(MODEL, app_name=app)
     lite = None
     if settings.ray_degrade == "lite":
-        lite = serve.get_deployment_handle(LITE, app_name=settings.ray_app)
+        lite = serve.get_deployment_handle(LITE, app_name=app)
     runner = RayRunner(model, lite=lite, max_replicas=settings.ray_max_replicas,
                        is_stock=is_stock)  # fmt: skip
     return DeviceSetup(runner)
