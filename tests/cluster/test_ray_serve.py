@@ -20,6 +20,7 @@ import httpx
 import pytest
 import websockets
 
+from loadtest.playback import PlaybackClock
 from tests.cluster.conftest import RayServed
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -37,6 +38,7 @@ class Stream:
     ingress: str
     events: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
     audio: int = 0
+    arrivals: list[float] = field(default_factory=list)  # each binary frame's, monotonic s
     reader: asyncio.Task[None] | None = None
 
     @classmethod
@@ -53,6 +55,7 @@ class Stream:
             async for msg in self.ws:
                 if isinstance(msg, bytes):
                     self.audio += len(msg)
+                    self.arrivals.append(time.monotonic())
                 else:
                     self.events.append((time.monotonic(), json.loads(msg)))
         except websockets.ConnectionClosed:
@@ -190,8 +193,13 @@ async def test_streams_spread_over_both_nodes_and_a_clone_speaks_through_the_oth
 
 
 async def test_a_killed_replica_fails_its_stream_within_a_second_and_others_go_on(
-    ray_served: RayServed,
+    ray_served: RayServed, speech_wav: bytes
 ) -> None:
+    async with httpx.AsyncClient(base_url=ray_served.url, timeout=120) as client:
+        r = await client.post("/v1/voices", files={"file": ("me.wav", speech_wav, "audio/wav")},
+                              data={"name": "Survives replica loss"})  # fmt: skip
+        assert r.status_code == 201, r.text
+        clone = r.json()["id"]
     # Two live streams (text sent, no end yet) on different model replicas.
     streams: list[Stream] = []
     where: list[dict[str, Any]] = []
@@ -218,13 +226,23 @@ async def test_a_killed_replica_fails_its_stream_within_a_second_and_others_go_o
     assert got is not None
     assert got[0] - killed_at < 1.0, f"error after {got[0] - killed_at:.2f} s: {error}"
     print(f"error {got[0] - killed_at:.3f} s after the kill: {error}")
-    # The other stream goes on.
-    before = survivor.audio
+    # The other stream goes on, and a listener playing it from arrival (60 ms jitter buffer,
+    # the load test's) hears no underrun.
+    before, first_frame = survivor.audio, len(survivor.arrivals)
     await survivor.say("And the rest of the answer, spoken after the other replica died.")
     await survivor.end()
     await survivor.wait_for("done", timeout=60)
     assert survivor.audio > before + 48000
     assert not [e for _, e in survivor.events if e["type"] == "error"]
+    listener = PlaybackClock(frame_ms=20.0, jitter_buffer_ms=60.0)
+    for t in survivor.arrivals[first_frame:]:
+        listener.on_packet(1000.0 * t)
+    assert listener.packets > 50 and listener.underruns == 0, listener
+    # The registry lost nothing: the clone is listed and speaks.
+    async with httpx.AsyncClient(base_url=ray_served.url, timeout=60) as client:
+        listed = {v["id"] for v in (await client.get("/v1/voices")).json()["voices"]}
+    assert clone in listed
+    await speak(ray_served.ws_url, {"voice": clone})
     await victim.close()
     await survivor.close()
     # New streams avoid the dead replica.
