@@ -570,8 +570,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m lab.acoustic_quality", description=__doc__.split("\n")[0]
     )
-    p.add_argument("--model", default=str(REPO / "models/acoustic/emostream-fs2-v0.3.onnx"))
-    p.add_argument("--speakers-npz", default=str(REPO / "models/acoustic/speakers-v0.3.npz"))
+    p.add_argument("--model", default=str(REPO / "models/acoustic/emostream-fs2-v0.4.onnx"))
+    p.add_argument("--speakers-npz", default=str(REPO / "models/acoustic/speakers-v0.4.npz"))
     p.add_argument("--sections", default="intelligibility,zh,similarity,prosody,rtf",
                    help="comma list of intelligibility, zh, similarity, prosody, rtf, dnsmos")  # fmt: skip
     p.add_argument("--heldout", action="store_true",

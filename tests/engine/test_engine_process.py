@@ -99,7 +99,7 @@ def test_cancel_drops_queued_calls(engine: EngineHandle, catalog: VoiceCatalog) 
 def test_stages_collected_by_key_without_voice_types(catalog: VoiceCatalog) -> None:
     voices = [catalog.get(i.id) for i in catalog.infos()[:5]]
     stages = collect_stages(voices)
-    assert set(stages) == {"emostream-fs2-v0.3", "emostream-lite-vocoder-v0.2"}
+    assert set(stages) == {"emostream-fs2-v0.4", "emostream-lite-vocoder-v0.2"}
     with pytest.raises(RuntimeError):
         collect_stages([_Declares(BatchedStage("k", "decode"))])
 

@@ -17,8 +17,8 @@ from lab.asr import cer, normalise_zh, syllable_error
 from lab.quality import prosody, wer, words
 
 REPO = Path(__file__).resolve().parents[2]
-CHECKPOINT = REPO / "models/acoustic/emostream-fs2-v0.3.onnx"
-SPEAKERS = REPO / "models/acoustic/speakers-v0.3.npz"
+CHECKPOINT = REPO / "models/acoustic/emostream-fs2-v0.4.onnx"
+SPEAKERS = REPO / "models/acoustic/speakers-v0.4.npz"
 TESTDATA = Path("/usr/share/pocketsphinx/test/data")
 
 

@@ -39,8 +39,8 @@ Decoder = Callable[[npt.NDArray[np.float32]], npt.NDArray[np.float32]]
 Model = Union["AcousticModel", OnnxAcousticModel]
 
 FAMILY = "emostream-fs2"
-CHECKPOINT = "acoustic/emostream-fs2-v0.3.onnx"  # fp16 weights; torch reads them too
-SPEAKERS = "acoustic/speakers-v0.3.npz"  # mean GE2E per training speaker
+CHECKPOINT = "acoustic/emostream-fs2-v0.4.onnx"  # fp16 weights; torch reads them too
+SPEAKERS = "acoustic/speakers-v0.4.npz"  # mean GE2E per training speaker
 CONTROLS = ("speed", "pitch_shift", "energy", "emotion", "speaker")
 
 
@@ -341,7 +341,7 @@ class AcousticFamily:
                 name,
                 emb,
                 language=speaker_language(name),
-                description=f"EmoStream FS2 v0.3, teacher speaker {name}",
+                description=f"EmoStream FS2 v0.4, teacher speaker {name}",
             )
             for name, emb in sorted(self.speakers.items())
         ]
