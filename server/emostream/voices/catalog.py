@@ -19,8 +19,8 @@ log = logging.getLogger(__name__)
 
 
 # Settings.default_voice "auto": the first of these that is loaded. af_heart (EmoStream FS2
-# v0.3 + the light vocoder on CPU) over joe by measurement on the held-out lines, README
-# "Default voice": WER 8.9 vs 12.4 %, DNSMOS OVRL 3.38 vs 3.26 (P.808 3.79 vs 3.87).
+# v0.4 + the light vocoder on CPU) over joe by measurement on the held-out lines, README
+# "Default voice": WER 3.2 vs 7.5 %, DNSMOS OVRL 3.32 vs 3.25 (P.808 3.65 vs 3.86).
 AUTO_DEFAULTS = ("af_heart", "joe")
 
 
