@@ -48,13 +48,15 @@ def main() -> None:
     for c in a.checkpoints:
         try:
             rows.append({"file": str(c), **score(c, items, dev)})
-        except Exception as e:  # a snapshot copied mid-write: say so, score the rest
+        except (OSError, RuntimeError, KeyError, EOFError) as e:  # a snapshot copied mid-write
             rows.append({"file": str(c), "error": repr(e)})
         print(json.dumps(rows[-1]), flush=True)
     good = [r for r in rows if "mel_l1" in r]
     best = min(good, key=lambda r: r["mel_l1"])
     shutil.copy(best["file"], a.best)
-    a.out.write_text(json.dumps({"val_utterances": len(items), "rows": rows, "best": best}, indent=1))
+    a.out.write_text(
+        json.dumps({"val_utterances": len(items), "rows": rows, "best": best}, indent=1)
+    )
     print("best", json.dumps(best))
 
 
