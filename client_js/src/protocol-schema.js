@@ -710,6 +710,12 @@ export const PROTOCOL_SCHEMA = {
     "speed": {
      "type": "number",
      "description": "a line's speed after the backlog's rate factor"
+    },
+    "degraded": {
+     "enum": [
+      "lite"
+     ],
+     "description": "present when a cluster admitted the utterance on a lighter path because every model replica was full (README 'Cluster', ray_degrade=lite)"
     }
    }
   },
