@@ -54,3 +54,22 @@ def test_converts_each_shard_once_with_the_models_own_mels(
     assert run(src, shipped_model, out, batch=4, device="cpu") == 2
     pool = ShardPool([src, out], held=2)
     assert pool.poll() == 6 + 2 + 6 + 2 - 2 and len(pool.held_out) == 2
+
+
+def test_emotion_lines_are_spoken_as_served(shipped_model: Path) -> None:
+    """An emotion label acts through its prosody profile, as the voice serves it; the
+    model's untrained label rows made it say 1-32 frames of a 120-300 frame line (every
+    shipped version: v0.3 and v0.4 alike), and a line that came out empty was dropped."""
+    import torch
+
+    from emostream.models.acoustic import AcousticModel
+    from emostream.train.student_mels import predict
+
+    utts = list(itertools.islice(corpus.read_shard(min(V1.glob("*.npz.xz"))), 6))
+    model = AcousticModel.load(shipped_model)
+    cpu = torch.device("cpu")
+    neutral = predict(model, utts, np.random.default_rng(0), emotion_share=0.0, device=cpu)
+    moved = predict(model, utts, np.random.default_rng(0), emotion_share=1.0, device=cpu)
+    assert [r.utt for r in moved] == [r.utt for r in neutral] == [u.utt for u in utts]
+    for a, b in zip(neutral, moved, strict=True):
+        assert 0.5 * a.mel.shape[0] < b.mel.shape[0] < 2.0 * a.mel.shape[0]

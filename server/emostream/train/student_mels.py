@@ -5,7 +5,9 @@ window), so it can learn from any mel: this job makes the mels it will meet when
 each teacher shard in ``--corpus`` it runs the acoustic model (``--model``: a shipped ``.onnx``
 or a ``.pt``) on the same units and speaker embedding, free-running (its own durations, pitch
 and energy), with controls drawn around neutral (rate, pitch shift and range, energy, and an
-emotion label for a share of the lines), trims the silence as served
+emotion label for a share of the lines, applied as served: through its prosody profile,
+:func:`emostream.voices.acoustic.prosody_for`, the embedding kept at the trained neutral
+row), trims the silence as served
 (:func:`emostream.voices.acoustic.trim_silence`), and writes the mels as a shard of the same
 name in ``--out`` (durations and text kept; F0 and energy zero: the vocoder reads only mels).
 ``train.vocoder_gan --corpus corpus --corpus <out>`` then samples both in proportion to frames.
@@ -28,7 +30,8 @@ import torch
 from emostream.models.acoustic import AcousticModel
 from emostream.text.emotion import EMOTIONS
 from emostream.train.corpus import Record, Utterance, quantize_mel, read_shard, write_shard
-from emostream.voices.acoustic import trim_silence
+from emostream.voices.acoustic import prosody_for, trim_silence
+from emostream.voices.base import Controls
 
 log = logging.getLogger(__name__)
 
@@ -60,9 +63,14 @@ def predict(
         arr["tones"][i, : len(u.ids)] = u.tones
         arr["langs"][i, : len(u.ids)] = u.langs
     speaker = np.stack([np.nan_to_num(u.ge2e.astype(np.float32)) for u in utts])
-    emotion = np.where(
+    labels = np.where(
         rng.random(len(utts)) < emotion_share, rng.integers(1, len(EMOTIONS), len(utts)), 0
     )
+    controls = draw_controls(rng, len(utts))
+    for i in np.flatnonzero(labels):  # as served: only neutral has a trained embedding row
+        rate, shift, span, energy, pause = prosody_for(Controls(emotion=EMOTIONS[labels[i]])).row()
+        controls[i] *= (rate, 1.0, span, energy, pause)
+        controls[i, 1] += shift
     t = {k: torch.from_numpy(v).to(device) for k, v in arr.items()}
     with torch.no_grad():
         mel, dur = model.infer(
@@ -70,9 +78,9 @@ def predict(
             t["tones"],
             t["langs"],
             torch.from_numpy(speaker).to(device),
-            torch.from_numpy(emotion).to(device),
+            torch.zeros(len(utts), dtype=torch.long, device=device),
             torch.ones(len(utts), device=device),
-            torch.from_numpy(draw_controls(rng, len(utts))).to(device),
+            torch.from_numpy(controls).to(device),
         )
     mel_np = mel.float().cpu().numpy()
     dur_np = dur.cpu().numpy()
