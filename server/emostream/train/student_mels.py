@@ -67,10 +67,11 @@ def predict(
         rng.random(len(utts)) < emotion_share, rng.integers(1, len(EMOTIONS), len(utts)), 0
     )
     controls = draw_controls(rng, len(utts))
-    for i in np.flatnonzero(labels):  # as served: only neutral has a trained embedding row
-        rate, shift, span, energy, pause = prosody_for(Controls(emotion=EMOTIONS[labels[i]])).row()
-        controls[i] *= (rate, 1.0, span, energy, pause)
-        controls[i, 1] += shift
+    for row in map(int, np.flatnonzero(labels)):  # as served: neutral is the trained row
+        label = EMOTIONS[int(labels[row])]
+        rate, shift, span, energy, pause = prosody_for(Controls(emotion=label)).row()
+        controls[row] *= (rate, 1.0, span, energy, pause)
+        controls[row, 1] += shift
     t = {k: torch.from_numpy(v).to(device) for k, v in arr.items()}
     with torch.no_grad():
         mel, dur = model.infer(
