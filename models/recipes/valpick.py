@@ -12,27 +12,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import shutil
 from pathlib import Path
 
 import torch
 
 from emostream.models.acoustic import AcousticModel
-from emostream.train.train import batches, collate, load_corpus, losses
+from emostream.train.train import Item, load_corpus, score
 
 
-def score(path: Path, items: list, device: torch.device) -> dict[str, float]:
+def score_file(path: Path, items: list[Item], device: torch.device) -> dict[str, float]:
     blob = torch.load(path, map_location="cpu", weights_only=False)
-    model = AcousticModel.load(path).to(device)
-    acc: dict[str, float] = {}
-    n = 0
-    with torch.no_grad(), torch.autocast("cuda", torch.bfloat16, enabled=device.type == "cuda"):
-        for group in batches(items, 12000, random.Random(0)):
-            for k, v in losses(model, collate(group, model.config, device)).items():
-                acc[k] = acc.get(k, 0.0) + float(v) * len(group)
-            n += len(group)
-    return {"step": int(blob.get("step", -1)), **{k: round(v / n, 4) for k, v in acc.items()}}
+    losses = score(AcousticModel.load(path).to(device), items, device)
+    return {"step": int(blob.get("step", -1)), **{k: round(v, 4) for k, v in losses.items()}}
 
 
 def main() -> None:
@@ -47,7 +39,7 @@ def main() -> None:
     rows = []
     for c in a.checkpoints:
         try:
-            rows.append({"file": str(c), **score(c, items, dev)})
+            rows.append({"file": str(c), **score_file(c, items, dev)})
         except (OSError, RuntimeError, KeyError, EOFError) as e:  # a snapshot copied mid-write
             rows.append({"file": str(c), "error": repr(e)})
         print(json.dumps(rows[-1]), flush=True)

@@ -192,6 +192,23 @@ def losses(model: AcousticModel, batch: dict[str, torch.Tensor]) -> dict[str, to
     return {"loss": total, **parts}
 
 
+def score(
+    model: AcousticModel,
+    items: list[Item],
+    device: torch.device,
+    *,
+    frames_per_batch: int = 12000,
+) -> dict[str, float]:
+    """Mean of :func:`losses` over ``items`` (teacher-forced; bf16 on CUDA), in the model's
+    current mode: the trainer's evaluations and ``models/recipes/valpick.py`` alike."""
+    acc: dict[str, float] = {}
+    with torch.no_grad(), torch.autocast("cuda", torch.bfloat16, enabled=device.type == "cuda"):
+        for group in batches(items, frames_per_batch, random.Random(0)):
+            for k, v in losses(model, collate(group, model.config, device)).items():
+                acc[k] = acc.get(k, 0.0) + float(v) * len(group)
+    return {k: v / len(items) for k, v in acc.items()}
+
+
 @dataclass
 class TrainConfig:
     lr: float = 1e-3
@@ -251,13 +268,13 @@ def train(
 
     ``val_corpus``: utterances of speakers the training never sees (validation voices, not
     the test voices), scored at every evaluation beside the held-out split of the training
-    speakers; the model at its lowest validation mel L1 is kept as ``best_fp16.pt``.
+    speakers; the model at its lowest validation mel L1 is kept as ``best_fp16.pt``. The
+    training corpus's own held-out split only measures fit to its speakers: window 3's
+    candidate improved there and got worse on unseen voices.
 
     ``contour_k``: log-F0 shape coefficients per unit for a new or warm-started model
     (:mod:`emostream.models.contour`; None keeps the warm start's, 0 for a new model); a
-    warm start from a model without them begins with them at zero. The
-    training corpus's own held-out split only measures fit to its speakers: window 3's
-    candidate improved there and got worse on unseen voices."""
+    warm start from a model without them begins with them at zero."""
     t0 = time.monotonic()
     tc = tc or TrainConfig()
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
@@ -328,22 +345,18 @@ def train(
     val = load_corpus(val_corpus) if val_corpus is not None else []
     best: dict[str, float] = {}
 
-    def score(items: list[Item]) -> dict[str, float]:
+    def score_(items: list[Item]) -> dict[str, float]:
         model.eval()
-        acc: dict[str, float] = {}
-        with torch.no_grad(), torch.autocast("cuda", torch.bfloat16, enabled=amp):
-            for group in batches(items, tc.frames_per_batch, random.Random(0)):
-                for k, v in losses(model, collate(group, cfg, dev)).items():
-                    acc[k] = acc.get(k, 0.0) + float(v) * len(group)
+        result = score(model, items, dev, frames_per_batch=tc.frames_per_batch)
         model.train()
-        return {k: v / len(items) for k, v in acc.items()}
+        return result
 
     def evaluate() -> dict[str, float]:
         """Held-out split of the training speakers, and ``val_*`` on the validation
         speakers (keeping ``best_fp16.pt`` at the lowest validation mel L1)."""
-        ev = score(held)
+        ev = score_(held)
         if val:
-            v = score(val)
+            v = score_(val)
             ev.update({f"val_{k}": x for k, x in v.items()})
             if not best or v["mel_l1"] < best["val_mel_l1"]:
                 best.clear()
