@@ -86,6 +86,31 @@ class ClonedVoice:
     embedding: FloatArray
     owner: str | None = None  # the API-key principal that made it; None: made with auth off
 
+    @classmethod
+    def new(
+        cls,
+        *,
+        name: str,
+        embedding: FloatArray,
+        encoder: str,
+        clip_sha256: str,
+        duration_s: float,
+        speech_s: float,
+        owner: str | None = None,
+    ) -> ClonedVoice:
+        """A voice being registered now: a fresh id, the name cleaned (every store)."""
+        return cls(
+            id=new_voice_id(),
+            name=clean_name(name),
+            created=time.time(),
+            clip_sha256=clip_sha256,
+            duration_s=float(duration_s),
+            speech_s=float(speech_s),
+            encoder=encoder,
+            embedding=np.asarray(embedding, dtype=np.float32),
+            owner=owner,
+        )
+
     def as_dict(self) -> dict[str, object]:
         """What the voices API shows (the embedding stays on the server)."""
         return {
@@ -151,18 +176,14 @@ def new_voice_id() -> str:
 
 def flac_clip(audio: FloatArray, sample_rate: int) -> bytes:
     """A reference clip as stored: 16-bit FLAC."""
-    return _flac(audio, sample_rate)
+    buf = io.BytesIO()
+    sf.write(buf, audio, sample_rate, format="FLAC", subtype="PCM_16")
+    return buf.getvalue()
 
 
 def read_flac(data: bytes) -> tuple[FloatArray, int]:
     audio, rate = sf.read(io.BytesIO(data), dtype="float32")
     return np.asarray(audio, dtype=np.float32), int(rate)
-
-
-def _flac(audio: FloatArray, sample_rate: int) -> bytes:
-    buf = io.BytesIO()
-    sf.write(buf, audio, sample_rate, format="FLAC", subtype="PCM_16")
-    return buf.getvalue()
 
 
 class VoiceRegistry:
@@ -212,19 +233,19 @@ class VoiceRegistry:
         sample_rate: int = 16000,
         owner: str | None = None,
     ) -> ClonedVoice:
-        voice = ClonedVoice(
-            id=new_voice_id(),
-            name=clean_name(name),
-            created=time.time(),
-            clip_sha256=clip_sha256,
-            duration_s=float(duration_s),
-            speech_s=float(speech_s),
+        voice = ClonedVoice.new(
+            name=name,
+            embedding=embedding,
             encoder=encoder,
-            embedding=np.asarray(embedding, dtype=np.float32),
+            clip_sha256=clip_sha256,
+            duration_s=duration_s,
+            speech_s=speech_s,
             owner=owner,
         )
         flac = (
-            _flac(clip_audio, sample_rate) if clip_audio is not None and self.keep_clips else None
+            flac_clip(clip_audio, sample_rate)
+            if clip_audio is not None and self.keep_clips
+            else None
         )
         with self._lock:
             self._db.execute(

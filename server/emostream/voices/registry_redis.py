@@ -22,7 +22,6 @@ and short (one round trip, or one pipeline), like the SQLite registry's.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -32,9 +31,7 @@ import redis
 from emostream.voices.registry import (
     ClonedVoice,
     FloatArray,
-    clean_name,
     flac_clip,
-    new_voice_id,
     read_flac,
 )
 
@@ -139,15 +136,13 @@ class RedisVoiceRegistry:
         sample_rate: int = 16000,
         owner: str | None = None,
     ) -> ClonedVoice:
-        voice = ClonedVoice(
-            id=new_voice_id(),
-            name=clean_name(name),
-            created=time.time(),
-            clip_sha256=clip_sha256,
-            duration_s=float(duration_s),
-            speech_s=float(speech_s),
+        voice = ClonedVoice.new(
+            name=name,
+            embedding=embedding,
             encoder=encoder,
-            embedding=np.asarray(embedding, dtype=np.float32),
+            clip_sha256=clip_sha256,
+            duration_s=duration_s,
+            speech_s=speech_s,
             owner=owner,
         )
         mapping: dict[Any, Any] = {
