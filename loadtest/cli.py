@@ -372,6 +372,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tokens-per-s", type=float, default=30.0)
     p.add_argument("--pace", choices=["playback", "done"], default="playback")
     p.add_argument("--think-ms", type=float, default=0.0)
+    p.add_argument("--error-backoff-ms", type=float, default=0.0,
+                   help="closed loop: wait this long after a failed utterance (e.g. busy)"
+                   " before the next (0: at once)")  # fmt: skip
     p.add_argument("--jitter-buffer-ms", type=float, default=60.0)
     p.add_argument("--voice", default=None)
     p.add_argument(
@@ -426,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
         url=args.url, voice=args.voice, codec=args.codec, sample_rate=args.sample_rate,
         feed=args.feed, tokens_per_s=args.tokens_per_s, jitter_buffer_ms=args.jitter_buffer_ms,
         pace=args.pace, think_ms=args.think_ms, utterance_timeout_s=args.utterance_timeout,
-        phrase_cache=args.phrase_cache,
+        phrase_cache=args.phrase_cache, error_backoff_ms=args.error_backoff_ms,
     )  # fmt: skip
     started = datetime.now(UTC)
     device = describe_device()
@@ -453,6 +456,7 @@ def main(argv: list[str] | None = None) -> int:
             "tokens_per_s": args.tokens_per_s if args.feed == "tokens" else None,
             "pace": args.pace,
             "think_ms": args.think_ms,
+            "error_backoff_ms": args.error_backoff_ms,
             "jitter_buffer_ms": args.jitter_buffer_ms,
             "codec": args.codec,
             "sample_rate": args.sample_rate,

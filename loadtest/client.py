@@ -41,6 +41,9 @@ class ClientConfig:
         one has finished *playing*, plus ``think_ms``) or ``done`` (as soon as ``done``).
     phrase_cache: the replies repeat, so every ``start`` asks for ``cache: false`` (live
         synthesis, what a load test is for) unless this is on.
+    error_backoff_ms: closed loop: after an utterance that failed (e.g. ``busy``, refused
+        by admission), wait this long before the next one (0: at once, which makes a
+        refused stream retry in a tight loop).
     """
 
     url: str
@@ -55,6 +58,7 @@ class ClientConfig:
     utterance_timeout_s: float = 60.0
     connect_timeout_s: float = 10.0
     phrase_cache: bool = False
+    error_backoff_ms: float = 0.0
 
 
 def _now_ms() -> float:
@@ -104,6 +108,8 @@ async def run_utterance(ws: Any, text: str, *, stream: int, cfg: ClientConfig) -
     if not cfg.phrase_cache:
         start["cache"] = False
 
+    sent = [0]  # text and end messages on the wire
+
     async def send_text() -> None:
         t0 = time.perf_counter()
         for i, (tok, at) in enumerate(
@@ -115,9 +121,11 @@ async def run_utterance(ws: Any, text: str, *, stream: int, cfg: ClientConfig) -
             if i == first_at and cfg.feed == "tokens":
                 ref.append(_now_ms())
             await ws.send(json.dumps({"type": "text", "text": tok}))
+            sent[0] += 1
         if first_at >= len(tokens):
             ref.append(_now_ms())
         await ws.send(json.dumps({"type": "end"}))
+        sent[0] += 1
 
     t_request = _now_ms()
     if cfg.feed == "whole":
@@ -154,6 +162,16 @@ async def run_utterance(ws: Any, text: str, *, stream: int, cfg: ClientConfig) -
                     break
             else:
                 rec.error = rec.error or "too_much_audio"
+            if rec.error is not None and not started and sender is not None:
+                # Refused (e.g. busy): the server answers each text and end already sent
+                # with its own error (not_started); read those, else the next utterance on
+                # this connection would take them for its answers.
+                if not sender.done():
+                    sender.cancel()
+                with contextlib.suppress(BaseException):
+                    await sender
+                sender = None
+                await _read_errors(ws, sent[0])
         if sender is not None and not sender.done():
             sender.cancel()
         elif sender is not None:
@@ -184,9 +202,21 @@ async def run_utterance(ws: Any, text: str, *, stream: int, cfg: ClientConfig) -
     return rec
 
 
+async def _read_errors(ws: Any, n: int, *, within_s: float = 2.0) -> None:
+    """Read (and drop) the next ``n`` error events on ``ws``, waiting at most ``within_s``."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(within_s):
+            while n > 0:
+                msg = await ws.recv()
+                if isinstance(msg, str) and json.loads(msg).get("type") == "error":
+                    n -= 1
+
+
 async def _pace(rec: UtteranceRecord, cfg: ClientConfig, deadline: float) -> None:
     """Closed-loop pacing: wait until the listener has heard it all (+ think time)."""
     until = time.perf_counter() + cfg.think_ms / 1000.0
+    if rec.error and cfg.error_backoff_ms > 0:
+        until = max(until, time.perf_counter() + cfg.error_backoff_ms / 1000.0)
     if cfg.pace == "playback" and rec.playback_end_ms is not None:
         until = max(until, rec.playback_end_ms / 1000.0 + cfg.think_ms / 1000.0)
     delay = min(until, deadline) - time.perf_counter()
