@@ -4,22 +4,29 @@
 #
 # Step 1, here (a machine with PyPI/Debian access and the dev .venv), from the repo root:
 #     bench/gpu_loadtest.sh prepare
-#   writes two git-ignored job folders, each small enough to travel beside the tracked tree
-#   once the corpus shards (not needed on the GPU) are moved out of the working tree:
+#   writes git-ignored job folders, each small enough to travel beside the tracked tree once
+#   what the GPU run does not need is moved out of the working tree (step 2):
 #     .gpujob/lt1: cp312 manylinux wheels of the server's deps that the H200 image lacks
 #                  (versions from the local .venv), Debian's libopus0, piper's espeak-ng
-#                  bridge trimmed to English (the acoustic voices' G2P), first half of the
-#                  HiFi-GAN universal generator stored as fp16 (the engine runs fp16 anyway);
-#     .gpujob/lt2: the second half.
+#                  bridge trimmed to English (the acoustic voices' G2P), the Mandarin front
+#                  end (jieba, pypinyin, misaki.zh, cn2an: the voices warm it when they load)
+#                  as site-zh.tar.xz, and the first part of the HiFi-GAN universal generator
+#                  stored as fp16 (the engine runs fp16 anyway), xz-compressed;
+#     .gpujob/lt2: the rest of it (more folders when they would not fit: PARTS, LITE_AWAY).
+#   and prints what each call will send (`bench/gpu_loadtest.sh size` prints it again).
 #   The embedded Piper voice (58 MB) stays home: the GPU server runs with
 #   EMOSTREAM_EMBEDDED_VOICE=0 and an EmoStream FS2 speaker as default voice.
-# Step 2, the device tool, two calls back to back (the machine keeps /tmp for ~30 s):
-#     mkdir -p /tmp/corpus-away && git ls-files 'models/corpus/v1/*.npz.xz' \
-#       'models/corpus/plan/*' | xargs -I{} mv {} /tmp/corpus-away/    # (restore after:
-#       git checkout -- models/corpus)
+# Step 2, the device tool, one call per folder back to back (the machine keeps /tmp for
+#   ~30 s), the last one with the run. Before them, move out of the tree the corpus shards
+#   and the light vocoder (unused on cuda; LITE_AWAY=0 keeps it, and prepare then makes 4
+#   folders), check that each line of `size` says ok, and put them back afterwards:
+#     git ls-files -z 'models/corpus/v1/*.npz.xz' 'models/corpus/plan/*' \
+#       models/vocoder/emostream-lite-vocoder-v0.2.onnx | tar --null -T - --remove-files \
+#       -cf /tmp/gpujob-away.tar && bench/gpu_loadtest.sh size
 #     run(command="bash bench/gpu_loadtest.sh stage .gpujob/lt1", carry=[".gpujob/lt1"])
 #     run(command="bash bench/gpu_loadtest.sh stage .gpujob/lt2 && bash bench/gpu_loadtest.sh",
 #         carry=[".gpujob/lt2"], timeout_s=600)
+#     tar -xf /tmp/gpujob-away.tar      # (not `git checkout`: it would drop edits there)
 #   then commit $OUT's gpu-*.json / gpu-*.png under bench/results/ (dated names).
 #
 # Environment: DEVICE (default cuda; cpu gives the 16-core CPU figure), WORKERS (server
@@ -31,10 +38,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+travelling_tree() {  # bytes of the working tree that a device call sends (see `size`)
+  local away=(-e '^models/corpus/v1/.*\.npz\.xz$' -e '^models/corpus/plan/')
+  [ "${LITE_AWAY:-1}" = 1 ] && away+=(-e '^models/vocoder/emostream-lite-vocoder-v0\.2\.onnx$')
+  { git ls-files -z; git ls-files -z --others --exclude-standard; } | grep -zv "${away[@]}" \
+    | xargs -0 du -cb 2>/dev/null | awk '$2 == "total" {s += $1} END {print s}'
+}
+
 if [ "${1:-}" = "prepare" ]; then
   PY=${PY:-.venv/bin/python}
-  A=.gpujob/lt1 B=.gpujob/lt2
-  rm -rf "$A" "$B"; mkdir -p "$A/whl" "$A/deb" "$A/site" "$B"
+  A=.gpujob/lt1
+  rm -rf .gpujob/lt[0-9]*; mkdir -p "$A/whl" "$A/deb" "$A/site"
   pkgs=()
   for n in starlette uvicorn websockets httptools python-multipart opuslib_next soxr \
            soundfile cffi pycparser; do
@@ -58,6 +72,14 @@ if [ "${1:-}" = "prepare" ]; then
   for f in phontab phonindex phondata intonations en_dict lang voices; do
     cp -r "$src/espeak-ng-data/$f" "$A/site/piper/espeak-ng-data/"
   done
+  # The Mandarin front end: the EmoStream voices warm it when they load (jieba, pypinyin,
+  # misaki.zh, cn2an; not in the H200 image), trimmed to what that uses, pure Python, xz.
+  sp=$("$PY" -c 'import pathlib, jieba; print(pathlib.Path(jieba.__file__).parent.parent)')
+  (cd "$sp" && tar -cf - --exclude=__pycache__ --exclude='*.pyi' --exclude='*_test.py' \
+     --exclude=__pyinstaller --exclude=tools jieba/__init__.py jieba/_compat.py jieba/dict.txt \
+     jieba/finalseg/__init__.py jieba/finalseg/prob_emit.py jieba/finalseg/prob_start.py \
+     jieba/finalseg/prob_trans.py pypinyin misaki/__init__.py misaki/transcription.py \
+     misaki/zh.py cn2an proces ordered_set) | xz -T1 -9 >"$A/site-zh.tar.xz"
   "$PY" - "$A/hifigan_fp16.pt" <<'PYEOF'
 import sys, torch
 from emostream.models.hifigan import HifiGan
@@ -65,12 +87,37 @@ raw = torch.load(HifiGan.packaged_checkpoint("universal"), map_location="cpu", w
 state = raw["generator"] if "generator" in raw else raw
 torch.save({k: v.half() if v.is_floating_point() else v for k, v in state.items()}, sys.argv[1])
 PYEOF
-  split -n 2 -d "$A/hifigan_fp16.pt" "$A/hifigan_fp16.pt.part" && rm "$A/hifigan_fp16.pt"
-  mv "$A/hifigan_fp16.pt.part01" "$B/"
-  du -sh "$A" "$B"
-  echo "== tree that travels (tracked, without the corpus shards):"
-  git ls-files -z | grep -zv -e '^models/corpus/v1/.*\.npz\.xz$' -e '^models/corpus/plan/' \
-    | xargs -0 du -cb | tail -1
+  xz -T1 -6 "$A/hifigan_fp16.pt"  # 27.9 -> 25.2 MB
+  # The checkpoint in parts, so that lt1 (which also holds the rest), lt2, ... are about
+  # the same size and each fits beside the tree (PARTS: how many; default the fewest).
+  ckpt=$(stat -c %s "$A/hifigan_fp16.pt.xz")
+  rest=$(du -sb "$A" | cut -f1); rest=$((rest - ckpt))
+  room=$(( (63 << 20) - $(travelling_tree) ))  # 1 MiB kept free
+  n=${PARTS:-$(( (ckpt + rest + room - 1) / room ))}; n=$(( n > 1 ? n : 1 ))
+  each=$(( (ckpt + rest + n - 1) / n ))
+  at=0
+  for i in $(seq 1 "$n"); do
+    size=$(( i == 1 ? each - rest : each )); size=$(( size > 0 ? size : 0 ))
+    mkdir -p ".gpujob/lt$i"
+    dd if="$A/hifigan_fp16.pt.xz" of=".gpujob/lt$i/hifigan_fp16.pt.xz.part$(printf %02d $((i - 1)))" \
+      bs=1M iflag=skip_bytes,count_bytes skip="$at" count="$size" status=none
+    at=$((at + size))
+  done
+  [ "$at" -ge "$ckpt" ] || { echo "checkpoint split short: $at of $ckpt"; exit 1; }
+  rm "$A/hifigan_fp16.pt.xz"
+  set -- size
+fi
+if [ "${1:-}" = "size" ]; then
+  # What travels with each call: tracked files (less those moved away) + untracked ones that
+  # git does not ignore + the carried folder; the device tool's limit is 64 MiB.
+  tree=$(travelling_tree)
+  echo "== tree that travels, without the corpus shards$([ "${LITE_AWAY:-1}" = 1 ] && echo \
+    ' and the light vocoder (unused on cuda; LITE_AWAY=0 keeps it)'): $tree bytes"
+  for d in .gpujob/lt[0-9]*; do
+    n=$(du -sb "$d" | cut -f1)
+    echo "   + $d: $n bytes = $((tree + n)) of $((64 << 20))" \
+      "$([ $((tree + n)) -lt $((64 << 20)) ] && echo ok || echo 'TOO LARGE')"
+  done
   exit 0
 fi
 
@@ -102,13 +149,20 @@ install_from() {  # debs into /, wheels into /tmp/site (kept while the machine s
 }
 if [ "${1:-}" = "stage" ]; then  # unpack a job folder into /tmp (kept while warm)
   install_from "$2"
+  mkdir -p /tmp/site /tmp/hifigan
   [ -d "$2/site" ] && cp -r "$2"/site/. /tmp/site/
-  mkdir -p /tmp/hifigan && cp "$2"/hifigan_fp16.pt.part* /tmp/hifigan/ 2>/dev/null || true
+  for t in "$2"/site-*.tar.xz; do
+    [ -f "$t" ] && python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter="data")' "$t" /tmp/site
+  done
+  cp "$2"/hifigan_fp16.pt*.part* /tmp/hifigan/ 2>/dev/null || true
   ls /tmp/site /tmp/hifigan
   exit 0
 fi
 export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
-cat /tmp/hifigan/hifigan_fp16.pt.part* >/tmp/hifigan_fp16.pt
+# The HiFi-GAN checkpoint's parts (xz) -> /tmp/hifigan_fp16.pt
+cat /tmp/hifigan/hifigan_fp16.pt.xz.part* | "${PY:-python3}" -c \
+  'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.stdin.buffer), sys.stdout.buffer)' \
+  >/tmp/hifigan_fp16.pt
 export EMOSTREAM_VOCODER_CHECKPOINT=${EMOSTREAM_VOCODER_CHECKPOINT:-/tmp/hifigan_fp16.pt}
 export EMOSTREAM_EMBEDDED_VOICE=${EMOSTREAM_EMBEDDED_VOICE:-0}
 export EMOSTREAM_DEFAULT_VOICE=${EMOSTREAM_DEFAULT_VOICE:-af_heart}
@@ -125,7 +179,7 @@ ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" || true
 } >"$RES/$NAME-env.txt" 2>&1
 cat "$RES/$NAME-env.txt"
 PYTHONPATH="$PWD/server:$PWD:${PYTHONPATH:-}" "${PY:-python3}" -c \
-  'import emostream.transport.app, loadtest.cli, websockets, uvicorn, opuslib_next, piper.phonemize_espeak' \
+  'import emostream.transport.app, loadtest.cli, websockets, uvicorn, opuslib_next, piper.phonemize_espeak, jieba, pypinyin, misaki.zh' \
   || { echo "missing imports: run 'bench/gpu_loadtest.sh prepare' and stage .gpujob/lt1 + lt2"; exit 3; }
 
 export PY=${PY:-python3} DEVICE SERVE_ARGS="--workers $WORKERS"
