@@ -31,6 +31,12 @@
 #   the training plan, rendered first in the lease into corpus_val; train --val-corpus keeps
 #   run/best_fp16.pt, which collect then brings back as the model_fp16.pt parts); stages a,
 #   b (no vocoder), start 550 TRAIN_S, watch, collect.
+# Window 5 (2026-12-03 session 8): warm from v0.4 (contour already in its config); every stock
+#   voice but the six test voices in the window (no stock validation voices: window 4 showed
+#   the voices left out drift away), SEED=6 CROSS_EN=100 CROSS_ZH=250 BLENDS_EN=150
+#   BLENDS_ZH=100 prepare; hide; stages a, b, c; restore models/acoustic; COOLDOWN=0.4
+#   PARITY=0 START_WAIT=120 start 420 900 (the light vocoder continues from v0.2 on the
+#   teacher's mels beside it); watch; collect (at most 8 files: parts, vocoder, one tarball).
 # Light vocoder v0.1 (2026-12-03): HIDE_CORPUS=0 hide; vstart 900; watch 520; collect 345;
 #   vocbench 2 (bench/results/vocoder/2026-12-03-h200-lite-vocoder.md).
 #
@@ -209,23 +215,27 @@ watch)
   nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader
   mkdir -p "$OUT"; cp $W/logs/parity.json $W/corpus/*summary.json $W/corpus/manifest.json "$OUT"/ 2>/dev/null; true ;;
 collect)
+  # At most 8 files come back a call (device tool): the checkpoint's parts, the light
+  # vocoder's generators, and one tarball of the summaries and logs.
   end=$(( $(date +%s) + ${2:-300} ))
   busy() { { [ -f $W/job.sh ] && [ ! -f $W/logs/train.done ]; } ||
            { [ -f $W/vjob.sh ] && [ ! -f $W/logs/vocoder.done ]; }; }
   while busy && [ $(date +%s) -lt $end ]; do sleep 5; done
-  mkdir -p "$OUT"
+  mkdir -p "$OUT" $W/small
   cp $W/logs/parity.json $W/corpus/*summary.json $W/corpus/manifest.json $W/run/summary-*.json \
-    $W/corpus/speakers.npz "$OUT"/ 2>/dev/null
-  tr '\r' '\n' < $W/logs/train.log | grep -vE "it/s\]$" | tail -40 > "$OUT/train.log"
-  tail -20 $W/logs/render.log > "$OUT/render.log"
+    $W/corpus/speakers.npz $W/small/ 2>/dev/null
+  tr '\r' '\n' < $W/logs/train.log | grep -vE "it/s\]$" | tail -60 > $W/small/train.log
+  tail -20 $W/logs/render.log > $W/small/render.log
   M=$W/run/model_fp16.pt  # with validation voices: the step they scored best (summary "best")
   [ -f $W/run/best_fp16.pt ] && M=$W/run/best_fp16.pt && echo "collect: run/best_fp16.pt"
   [ -f $M ] && split -b 15M $M "$OUT/model_fp16.pt."
   if [ -d $W/voc ]; then  # the light vocoder, if it trained alongside
-    cp $W/voc/lite_vocoder_fp16.pt $W/voc/best_fp16.pt $W/voc/summary-*.json "$OUT"/ 2>/dev/null
+    cp $W/voc/lite_vocoder_fp16.pt $W/voc/best_fp16.pt "$OUT"/ 2>/dev/null
+    cp $W/voc/summary-*.json $W/small/ 2>/dev/null
     { grep -E "eval|join|warm" $W/logs/vocoder.log; tail -5 $W/logs/vocoder.log
-      tail -3 $W/logs/student_mels.log; } > "$OUT/vocoder.log" 2>/dev/null
+      tail -3 $W/logs/student_mels.log; } > $W/small/vocoder.log 2>/dev/null
   fi
+  tar -czf "$OUT/window-small.tar.gz" -C $W/small .
   ls -la "$OUT" ;;
 vocbench)
   mkdir -p "$OUT"; LITE=""; [ -f $W/voc/lite_vocoder_fp16.pt ] && LITE="--lite $W/voc/lite_vocoder_fp16.pt"
