@@ -30,7 +30,9 @@
 # 7 files: NAME-{sweep,bursts}.{json,png}, NAME-channel.json, NAME-env.txt, NAME-logs.tar.gz
 # (server logs, nvidia-smi samples, this script's output).
 # Admission is on (engine refusals are `busy` errors): a level with errors shows where it
-# refused; EMOSTREAM_ENGINE_MAX_UTILIZATION=1.0 turns it off to see the raw ceiling.
+# refused; EMOSTREAM_ENGINE_ADMISSION=0 turns it off to see the raw ceiling
+# (EMOSTREAM_ENGINE_MAX_UTILIZATION=1.0 does not: late chunks and the first-audio bound still
+# refuse).
 #
 # Environment: DEVICE (default cuda; cpu for a dry run of the plumbing), WORKERS (front ends,
 # default 8), PROCS (load-generator processes, default 8), DURATION (s per level, default

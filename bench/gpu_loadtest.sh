@@ -10,8 +10,10 @@
 #                  (versions from the local .venv), Debian's libopus0, piper's espeak-ng
 #                  bridge trimmed to English (the acoustic voices' G2P), the Mandarin front
 #                  end (jieba, pypinyin, misaki.zh, cn2an: the voices warm it when they load)
-#                  as site-zh.tar.xz, and the first part of the HiFi-GAN universal generator
-#                  stored as fp16 (the engine runs fp16 anyway), xz-compressed;
+#                  as site-zh.tar.xz, py-spy's static binary xz'd (py-spy.xz, 2.0 MB: the
+#                  profiles of bench/gpu_engine_probe.sh; stage puts it at
+#                  /tmp/site/bin/py-spy), and the first part of the HiFi-GAN universal
+#                  generator stored as fp16 (the engine runs fp16 anyway), xz-compressed;
 #     .gpujob/lt2: the rest of it (more folders when they would not fit: PARTS, LITE_AWAY).
 #   and prints what each call will send (`bench/gpu_loadtest.sh size` prints it again).
 #   The embedded Piper voice (58 MB) stays home: the GPU server runs with
@@ -80,6 +82,20 @@ if [ "${1:-}" = "prepare" ]; then
      jieba/finalseg/__init__.py jieba/finalseg/prob_emit.py jieba/finalseg/prob_start.py \
      jieba/finalseg/prob_trans.py pypinyin misaki/__init__.py misaki/transcription.py \
      misaki/zh.py cn2an proces ordered_set) | xz -T1 -9 >"$A/site-zh.tar.xz"
+  # py-spy (bench/gpu_engine_probe.sh): the wheel's static binary (the .venv's version, else
+  # 0.4.3), xz'd: 8.1 -> 2.0 MB.
+  v=$("$PY" -c "import importlib.metadata as m; print(m.version('py-spy'))" 2>/dev/null || echo 0.4.3)
+  spy=$(mktemp -d)
+  "$PY" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+    --implementation cp "${plats[@]}" -d "$spy" "py-spy==$v"
+  "$PY" - "$spy" "$A/py-spy.xz" <<'PYEOF'
+import lzma, pathlib, sys, zipfile
+whl = next(pathlib.Path(sys.argv[1]).glob("py_spy-*.whl"))
+with zipfile.ZipFile(whl) as z:
+    data = z.read(next(n for n in z.namelist() if n.endswith("/scripts/py-spy")))
+pathlib.Path(sys.argv[2]).write_bytes(lzma.compress(data, preset=9 | lzma.PRESET_EXTREME))
+PYEOF
+  rm -rf "$spy"
   "$PY" - "$A/hifigan_fp16.pt" <<'PYEOF'
 import sys, torch
 from emostream.models.hifigan import HifiGan
@@ -155,6 +171,11 @@ if [ "${1:-}" = "stage" ]; then  # unpack a job folder into /tmp (kept while war
     [ -f "$t" ] && python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], filter="data")' "$t" /tmp/site
   done
   cp "$2"/hifigan_fp16.pt*.part* /tmp/hifigan/ 2>/dev/null || true
+  if [ -f "$2/py-spy.xz" ]; then  # bench/gpu_engine_probe.sh's profiler
+    mkdir -p /tmp/site/bin
+    python3 -c 'import lzma, sys; open(sys.argv[2], "wb").write(lzma.open(sys.argv[1]).read())' \
+      "$2/py-spy.xz" /tmp/site/bin/py-spy && chmod +x /tmp/site/bin/py-spy
+  fi
   ls /tmp/site /tmp/hifigan
   exit 0
 fi

@@ -39,6 +39,9 @@ class Settings:
     # share of its capacity, or the engine's first-chunk p95 would pass this bound.
     engine_max_utilization: float = 0.85
     engine_first_audio_bound_ms: float = 100.0
+    # False: admit every utterance, whatever the load (benchmarks of the raw ceiling; a
+    # utilization of 1.0 alone still refuses on late chunks and the first-audio bound).
+    engine_admission: bool = True
     # -- cluster (README "Cluster": engine=ray, `emostream serve --ray`, the [ray] extra) -----
     ray_app: str = "emostream"  # the Serve application (its deployments are found by name)
     ray_address: str = ""  # serve --ray: ray.init address ("": a running cluster, else a new one)

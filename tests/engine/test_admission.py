@@ -35,6 +35,13 @@ def test_a_burst_of_starts_counts_before_its_work_runs() -> None:
     assert d.reason == "utilization" and d.utilization_after > 0.85
 
 
+def test_disabled_policy_admits_whatever_the_load() -> None:
+    busy = load(demand_fraction=0.99, late_recent=5, urgent_p95_s=0.5)
+    assert decide(busy, AdmissionPolicy(max_utilization=1.0)).reason == "late"
+    d = decide(busy, AdmissionPolicy(enabled=False))
+    assert d.admitted and d.utilization_after > 0.99
+
+
 def test_reserved_admissions_count() -> None:
     policy = AdmissionPolicy(max_utilization=0.85, prior_stream_load=0.01)
     assert decide(load(demand_fraction=0.8), policy, reserved=3).admitted

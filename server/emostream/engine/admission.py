@@ -4,7 +4,8 @@ The engine's scheduler knows every queued call's deadline and how busy the devic
 (:class:`~emostream.engine.scheduler.LoadSnapshot`). A device near saturation does not
 slow down gently: queues grow without bound, so past a point one more stream makes every
 stream's first audio late (and then its later chunks). :func:`decide` refuses the next
-utterance before that point, so that the ones admitted keep their bound:
+utterance before that point, so that the ones admitted keep their bound (unless the policy
+is not ``enabled``: benchmarks of the raw ceiling, ``EMOSTREAM_ENGINE_ADMISSION=0``):
 
 * **utilization**: the device share the streams need at full batches: the larger of
   what the recent calls took (``demand_fraction``; the busy share overstates it at low
@@ -45,6 +46,7 @@ class AdmissionPolicy:
     max_utilization: float = 0.85
     prior_stream_load: float = 0.001  # device share of one more stream (H200: ~1/1,000)
     lite: bool = False  # a lighter path exists: refusals say LITE
+    enabled: bool = True  # False: admit everything (the figures are still computed)
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,8 @@ def decide(load: LoadSnapshot, policy: AdmissionPolicy, *, reserved: int = 0) ->
     u_now = min(u, 0.99)
     u_after = min(after, 0.999)
     first = load.urgent_p95_s * (1.0 - u_now) / (1.0 - u_after)
+    if not policy.enabled:
+        return Decision(Verdict.ADMIT, "", after, first)
     if after > policy.max_utilization:
         reason = "utilization"
     elif load.late_recent > 0:

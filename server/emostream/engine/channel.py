@@ -114,9 +114,9 @@ class SlotArena:
         offset = slot * self.slot_bytes
         return np.ndarray(shape, dtype=np.dtype(dtype), buffer=self.shm.buf, offset=offset)
 
-    def read(self, slot: int, spec: ArraySpec) -> npt.NDArray[Any]:
-        """A copy of the array ``spec`` in ``slot``."""
-        return np.array(self.view(slot, spec), copy=True)
+    def read(self, slot: int, spec: ArraySpec, dtype: Any = None) -> npt.NDArray[Any]:
+        """A copy of the array ``spec`` in ``slot`` (converted to ``dtype`` if given)."""
+        return np.array(self.view(slot, spec), dtype=dtype, copy=True)
 
     def close(self) -> None:
         self.shm.close()

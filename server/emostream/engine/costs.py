@@ -87,3 +87,7 @@ class MeasuredCost:
 
     def shapes(self) -> int:
         return len(self._seen)
+
+    def table(self) -> dict[tuple[str, int, int], float]:
+        """The measured seconds by ``(stage, rows, length)`` shape (a copy)."""
+        return dict(self._seen)

@@ -79,6 +79,7 @@ async def _engine_client(settings: Settings) -> DeviceSetup:
     policy = AdmissionPolicy(
         first_audio_bound_s=settings.engine_first_audio_bound_ms / 1000.0,
         max_utilization=settings.engine_max_utilization,
+        enabled=settings.engine_admission,
     )
     client = EngineClient(path, workers=settings.decode_workers, policy=policy)
     try:

@@ -45,6 +45,7 @@ class _Pending:
     future: asyncio.Future[Any]
     slot: int
     stream: str
+    dtype: Any = None  # what an answer in the slot is read as (None: as written)
 
 
 class EngineClient:
@@ -128,9 +129,10 @@ class EngineClient:
                 voice, frames, stream_id=stream_id, pad_side=pad_side, deadline=deadline
             )
         window = np.ascontiguousarray(frames, dtype=np.float32)
+        # The engine answers in its backend's dtype (fp16 on a GPU): read as float32.
         spec, value, array = await self._call(stage.key, stream_id, deadline,
                                               int(window.shape[1]), array=window,
-                                              extra=pad_side)  # fmt: skip
+                                              extra=pad_side, dtype=np.float32)  # fmt: skip
         out: Audio = array if spec is not None else np.asarray(value, dtype=np.float32)
         return out
 
@@ -181,9 +183,11 @@ class EngineClient:
         array: npt.NDArray[np.float32] | None = None,
         obj: Any = None,
         extra: Any = None,
+        dtype: Any = None,
     ) -> tuple[Any, Any, Any]:
-        """Send one call; ``(spec, value, array)``: ``array`` read from the slot when the
-        answer came through it (``spec`` not None), else the inline ``value``."""
+        """Send one call; ``(spec, value, array)``: ``array`` read from the slot (as
+        ``dtype`` when given) when the answer came through it (``spec`` not None), else the
+        inline ``value``."""
         if self._gone:
             raise RuntimeError(self._gone)
         arena, writer = self._arena, self._writer
@@ -198,7 +202,7 @@ class EngineClient:
         if array is not None and spec is None:
             obj = array
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[rid] = _Pending(fut, slot, stream)
+        self._pending[rid] = _Pending(fut, slot, stream, dtype)
         due = self._clock() if deadline is None else deadline
         writer.write(encode(("call", rid, stage, stream, due, length, slot, spec, obj, extra)))
         result: tuple[Any, Any, Any] = await fut
@@ -225,7 +229,9 @@ class EngineClient:
                 return
             if kind == "done":
                 spec, value = msg[2], msg[3]
-                array = arena.read(slot, spec) if spec is not None and arena else None
+                array = (
+                    arena.read(slot, spec, pending.dtype) if spec is not None and arena else None
+                )
                 fut.set_result((spec, value, array))
             elif kind == "error":
                 fut.set_exception(RuntimeError(f"engine: {msg[2]}"))

@@ -11,7 +11,10 @@ brought (calls are submitted to the :class:`~emostream.engine.scheduler.EngineSc
 cancels drop queued work), **schedule** one batch, **execute** it (pad the windows into the
 bucket shape, one call of the stage's ``run``), **deliver** each result to its client by
 request id, and publish the load for admission. One thread: the device call blocks it,
-and meanwhile new calls wait in the socket buffers.
+and meanwhile new calls wait in the socket buffers. Where that thread's time goes and what
+the batches were (:class:`~emostream.engine.engine_stats.EngineStats`) is logged at info
+every ``stats_interval_s`` (``EMOSTREAM_ENGINE_STATS_S``, default 5; 0: never) as one line,
+``engine stats {json}``.
 
 :class:`EngineHandle` starts the process and stops it (``serve`` does, once for all workers).
 """
@@ -39,6 +42,7 @@ import numpy as np
 from emostream.config import Settings
 from emostream.engine.channel import ArraySpec, FrameDecoder, SlotArena, StatusBlock, encode
 from emostream.engine.costs import CostTable, LinearCost, MeasuredCost
+from emostream.engine.engine_stats import EngineStats
 from emostream.engine.scheduler import EngineScheduler, Plan, StageSpec
 from emostream.voices.base import BatchedStage, StagedVoice
 
@@ -78,17 +82,29 @@ class _Client:
         self.cid = cid
         self.decoder = FrameDecoder()
         self.arena: SlotArena | None = None
+        self.outbox: list[bytes] = []  # encoded messages not yet sent (see flush)
 
     def send(self, message: tuple[Any, ...]) -> None:
+        """Queue ``message``; :meth:`flush` sends what is queued."""
+        self.outbox.append(encode(message))
+
+    def flush(self) -> None:
+        """Send the queued messages in one write: one wake-up of the front end per batch,
+        not one per answer (each costs the engine ~10-100 us when the front end sleeps)."""
+        if not self.outbox:
+            return
+        data = self.outbox[0] if len(self.outbox) == 1 else b"".join(self.outbox)
+        self.outbox.clear()
         try:
-            self.sock.sendall(encode(message))
+            self.sock.sendall(data)
         except OSError:
             pass  # gone: its EOF is handled by the loop
 
 
 class EngineCore:
     """See the module docs. ``stages``: from :func:`collect_stages`; ``cost``: the prior
-    of the measured cost per shape."""
+    of the measured cost per shape; ``stats_interval_s``: how often :meth:`serve` logs
+    :attr:`stats` (0: never)."""
 
     def __init__(
         self,
@@ -97,6 +113,7 @@ class EngineCore:
         cost: CostTable | None = None,
         clock: Callable[[], float] = time.monotonic,
         window_s: float = 2.0,
+        stats_interval_s: float = 5.0,
     ) -> None:
         self.stages = dict(stages)
         self.clock = clock
@@ -107,13 +124,32 @@ class EngineCore:
         self._calls: dict[int, _Call] = {}
         self._next = 0
         self.clients: dict[int, _Client] = {}
+        self.stats = EngineStats()
+        self.stats_interval_s = stats_interval_s
+        self._run_span = (0.0, 0.0)  # perf_counter around the last stage call
+        self._unsent: dict[int, _Client] = {}  # clients with queued answers (flush)
+        self._cpu = (time.process_time(), time.thread_time())
 
     # -- messages ------------------------------------------------------------------------
 
+    def _send(self, client: _Client, message: tuple[Any, ...]) -> None:
+        self.stats.msgs_out += 1
+        client.send(message)
+        self._unsent[client.cid] = client
+
+    def flush(self) -> None:
+        """Send every client's queued answers (the loop calls it after taking calls in and
+        after each step; :meth:`step` flushes its own)."""
+        for client in self._unsent.values():
+            client.flush()
+        self._unsent.clear()
+
     def handle(self, client: _Client, msg: tuple[Any, ...]) -> None:
         kind = msg[0]
+        self.stats.msgs_in += 1
         if kind == "call":
             _, rid, stage, stream, due, length, slot, spec, obj, extra = msg
+            self.stats.calls_in[stage] += 1
             self._next += 1
             call = _Call(client, rid, slot, spec, obj, extra)
             try:
@@ -122,21 +158,22 @@ class EngineCore:
                 self.scheduler.submit(self._next, key, stage, length=length, now=self.clock(),
                                       due=due, payload=call, track=bool(stream))  # fmt: skip
             except (KeyError, ValueError) as exc:
-                client.send(("error", rid, f"{type(exc).__name__}: {exc}"))
+                self._send(client, ("error", rid, f"{type(exc).__name__}: {exc}"))
                 return
             self._calls[self._next] = call
         elif kind == "cancel":
+            self.stats.cancels += 1
             for item in self.scheduler.cancel((client.cid, msg[1])):
                 self._drop(item.rid)
         elif kind == "hello":
             _, name, slot_bytes, slots = msg
             client.arena = SlotArena(slots, slot_bytes, name=name)
-            client.send(("welcome", self.status.name))
+            self._send(client, ("welcome", self.status.name))
 
     def _drop(self, rid: int) -> None:
         call = self._calls.pop(rid, None)
         if call is not None:
-            call.client.send(("dropped", call.rid))
+            self._send(call.client, ("dropped", call.rid))
 
     def forget(self, client: _Client) -> None:
         """A client went away: its queued calls go, its arena is closed."""
@@ -148,15 +185,21 @@ class EngineCore:
         if client.arena is not None:
             client.arena.close()
         self.clients.pop(client.cid, None)
+        self._unsent.pop(client.cid, None)
+        client.outbox.clear()
 
     # -- step ----------------------------------------------------------------------------
 
     def step(self) -> bool:
         """Schedule, execute and deliver one batch; False when nothing was queued."""
+        perf = time.perf_counter
+        t0 = perf()
         plan = self.scheduler.schedule(self.clock())
+        t1 = perf()
         if plan is None:
+            self.stats.seconds["schedule"] += t1 - t0
             return False
-        t0 = time.perf_counter()
+        self._run_span = (t1, t1)
         try:
             outputs = self._execute(plan)
         except Exception as exc:  # every waiter of the batch gets the error
@@ -164,10 +207,16 @@ class EngineCore:
             for item in self.scheduler.fail(plan):
                 call = self._calls.pop(item.rid, None)
                 if call is not None:
-                    call.client.send(("error", call.rid, f"{type(exc).__name__}: {exc}"))
+                    self._send(call.client, ("error", call.rid, f"{type(exc).__name__}: {exc}"))
+            self.flush()
+            self.stats.stage(plan.stage).failed += len(plan.items)
+            self.stats.seconds["run"] += perf() - t1
             return True
-        self.cost.observe(plan.stage, plan.batch, plan.length, time.perf_counter() - t0)
-        delivered = {d.rid for d in self.scheduler.complete(plan, self.clock())}
+        t2 = perf()
+        self.cost.observe(plan.stage, plan.batch, plan.length, t2 - t1)
+        now = self.clock()
+        deliveries = self.scheduler.complete(plan, now)
+        delivered = {d.rid for d in deliveries}
         for item, value in zip(plan.items, outputs, strict=True):
             call = self._calls.get(item.rid)
             if item.rid in delivered and call is not None:
@@ -175,6 +224,19 @@ class EngineCore:
                 self._deliver(call, value)
             else:
                 self._drop(item.rid)
+        self.flush()
+        t3 = perf()
+        r0, r1 = self._run_span
+        s = self.stats.batch(plan.stage, items=len(plan.items), rows=plan.batch,
+                             length=plan.length, real_cells=sum(i.length for i in plan.items),
+                             schedule_s=t1 - t0, prep_s=r0 - t1, run_s=r1 - r0, post_s=t2 - r1,
+                             deliver_s=t3 - t2)  # fmt: skip
+        s.late += sum(1 for d in deliveries if d.late)
+        for item in plan.items:
+            wait = now - item.submitted
+            s.waits.append(wait)
+            if item.urgent:
+                s.urgent_waits.append(wait)
         return True
 
     def _input(self, call: _Call) -> Any:
@@ -187,7 +249,11 @@ class EngineCore:
         assert stage.run is not None
         calls: list[_Call] = [item.payload for item in plan.items]
         if stage.kind == "acoustic":
-            return list(stage.run([self._input(c) for c in calls]))
+            requests = [self._input(c) for c in calls]
+            r0 = time.perf_counter()
+            out = list(stage.run(requests))
+            self._run_span = (r0, time.perf_counter())
+            return out
         windows = [np.asarray(self._input(c), dtype=np.float32) for c in calls]
         length = plan.length
         mel = np.full((plan.batch, windows[0].shape[0], length), stage.pad_value, np.float32)
@@ -197,22 +263,65 @@ class EngineCore:
             start = length - n if call.extra == "left" else 0
             mel[row, :, start : start + n] = w
             starts.append((start, n))
+        r0 = time.perf_counter()
         audio = np.asarray(stage.run(mel))
+        self._run_span = (r0, time.perf_counter())
         hop = audio.shape[-1] // length
-        return [
-            audio[row, a * hop : (a + n) * hop].astype(np.float32)
-            for row, (a, n) in enumerate(starts)
-        ]
+        # Views of the backend's fresh result, in its dtype (fp16 from the CUDA backend: half
+        # the bytes to copy into the slots; the client converts to float32 as it reads).
+        return [audio[row, a * hop : (a + n) * hop] for row, (a, n) in enumerate(starts)]
 
     def _deliver(self, call: _Call, value: Any) -> None:
         arena = call.client.arena
         array = value if isinstance(value, np.ndarray) else getattr(value, "frames", None)
         if arena is None or call.slot < 0 or array is None or not arena.fits(array.nbytes):
-            call.client.send(("done", call.rid, None, value))
+            self._send(call.client, ("done", call.rid, None, value))
             return
         spec = arena.write(call.slot, array)
         rest = None if array is value else (value.unit_frames, value.units)
-        call.client.send(("done", call.rid, spec, rest))
+        self._send(call.client, ("done", call.rid, spec, rest))
+
+    def stats_report(self) -> dict[str, Any]:
+        """The stats of the interval since the last report (see
+        :class:`~emostream.engine.engine_stats.EngineStats`), with the engine process's CPU
+        seconds (all threads; the loop's thread) and the scheduler's load now."""
+        cpu, thread = time.process_time(), time.thread_time()
+        extra: dict[str, Any] = {
+            "cpu_s": {"process": round(cpu - self._cpu[0], 3),
+                      "loop_thread": round(thread - self._cpu[1], 3)},
+        }  # fmt: skip
+        self._cpu = (cpu, thread)
+        load = self.scheduler.load(self.clock())
+        sched = self.scheduler.stats
+        extra["load"] = {
+            "live_streams": load.live_streams,
+            "queued": load.queued,
+            "in_flight": self.scheduler.in_flight,
+            "clients": len(self.clients),
+            "busy_fraction": round(load.busy_fraction, 3),
+            "demand_fraction": round(load.demand_fraction, 3),
+            "committed_fraction": round(load.committed_fraction, 3),
+            "urgent_p95_ms": round(1e3 * load.urgent_p95_s, 2),
+            "late_recent": load.late_recent,
+            "late_total": sched.late,
+            "cancelled_total": sched.cancelled,
+        }
+        # The measured cost per shape (moving average of the execute step: padding, the
+        # stage's call, slicing), ms: calibrates the cost table (emostream.engine.costs).
+        # "ROWSxLENGTH" for a stage with length buckets, else "ROWS" (mean over lengths).
+        by: dict[tuple[str, str], list[float]] = {}
+        for (stage, rows, length), seconds in sorted(self.cost.table().items()):
+            spec = self.scheduler.stages.get(stage)
+            shape = f"{rows}x{length}" if spec is not None and spec.lengths else f"{rows}"
+            by.setdefault((stage, shape), []).append(seconds)
+        shapes: dict[str, dict[str, float]] = {}
+        for (stage, shape), xs in by.items():
+            shapes.setdefault(stage, {})[shape] = round(1e3 * sum(xs) / len(xs), 3)
+        extra["cost_ms"] = shapes
+        return self.stats.report(extra)
+
+    def _log_stats(self) -> None:
+        log.info("engine stats %s", json.dumps(self.stats_report(), separators=(",", ":")))
 
     # -- loop ----------------------------------------------------------------------------
 
@@ -221,9 +330,16 @@ class EngineCore:
         sel.register(listener, selectors.EVENT_READ, None)
         published = 0.0
         ids = 0
+        stats, perf = self.stats, time.perf_counter
+        seconds = stats.seconds
+        logged = perf()
         while not stop():
-            timeout = 0.0 if self.scheduler.queued else 0.05
-            for key, _ in sel.select(timeout):
+            queued = self.scheduler.queued
+            t0 = perf()
+            events = sel.select(0.0 if queued else 0.05)
+            t1 = perf()
+            seconds["poll" if queued else "wait"] += t1 - t0
+            for key, _ in events:
                 if key.data is None:
                     conn, _ = listener.accept()
                     ids += 1
@@ -241,14 +357,26 @@ class EngineCore:
                     client.sock.close()
                     self.forget(client)
                     continue
+                stats.bytes_in += len(data)
                 for msg in client.decoder.feed(data):
                     self.handle(client, msg)
-            self.step()
+            self.flush()  # welcome, dropped, errors
+            t2 = perf()
+            seconds["intake"] += t2 - t1
+            ran = self.step()
+            stats.iteration(queued, not events and not ran)
             now = self.clock()
             if now - published >= 0.005:
+                t3 = perf()
                 self.status.publish(self.scheduler.load(now))
                 published = now
+                seconds["publish"] += perf() - t3
+            if self.stats_interval_s > 0 and t2 - logged >= self.stats_interval_s:
+                logged = t2
+                self._log_stats()
         sel.close()
+        if self.stats_interval_s > 0 and stats.iterations:
+            self._log_stats()
 
     def close(self) -> None:
         for client in list(self.clients.values()):
@@ -305,7 +433,8 @@ def main(argv: list[str] | None = None) -> int:
     catalog = load_catalog(settings)
     voices = [catalog.get(i.id) for i in catalog.infos()]
     stages = collect_stages(voices, device_stages(settings, voices))
-    core = EngineCore(stages)
+    every = float(os.environ.get("EMOSTREAM_ENGINE_STATS_S") or 5.0)  # 0: no stats lines
+    core = EngineCore(stages, stats_interval_s=every)
     stopping: list[int] = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
