@@ -37,6 +37,11 @@
 #   BLENDS_ZH=100 prepare; hide; stages a, b, c; restore models/acoustic; COOLDOWN=0.4
 #   PARITY=0 START_WAIT=120 start 420 900 (the light vocoder continues from v0.2 on the
 #   teacher's mels beside it); watch; collect (at most 8 files: parts, vocoder, one tarball).
+#   Not shipped (bench/results/acoustic/2026-12-03-window5.md): Mandarin tones on held-out
+#   voices regressed (9.0 -> 17.2 % syllable error) while its own voices improved. Next:
+#   VAL_NEW=1 prepare (validation speakers = new blends and cross-lingual timbres of seed
+#   SEED+200, named val_*, no stock voice; train --val-corpus keeps the step they score best),
+#   no light vocoder beside it (stage c skipped), RENDER long enough for >= 40 h.
 # Light vocoder v0.1 (2026-12-03): HIDE_CORPUS=0 hide; vstart 900; watch 520; collect 345;
 #   vocbench 2 (bench/results/vocoder/2026-12-03-h200-lite-vocoder.md).
 #
@@ -102,6 +107,15 @@ PY
     .venv/bin/python -m emostream.train.corpus_cli plan --text "$VTXT" --voices "$V" \
       --out "$B/plan_val" --seed $((SEED + 100)) --only "$VAL_VOICES" --limit "${VAL_LINES:-150}"
     cp "$B/plan/voices.npz" "$B/plan_val/"  # the renderer reads the style tables from the plan
+  elif [ "${VAL_NEW:-0}" = 1 ]; then  # validation: new timbres (another seed), mostly Mandarin
+    VTXT=.gpujob/v02text-s$((SEED + 100))
+    [ -f "$VTXT/zh.txt" ] || .venv/bin/python -m emostream.train.corpus_cli text --out "$VTXT" \
+      --en 200 --zh 200 --seed $((SEED + 100))
+    .venv/bin/python -m emostream.train.corpus_cli plan --text "$VTXT" --voices "$V" \
+      --out "$B/plan_val" --seed $((SEED + 200)) --new-only --blends-en 2 --blends-zh 3 \
+      --cross-en 1 --cross-zh 6 --limit "${VAL_LINES:-150}" \
+      --exclude "${HELD_OUT:-af_river,am_echo,bf_alice,bm_fable,zf_xiaoyi,zm_yunxia}"
+    cp "$B/plan/voices.npz" "$B/plan_val/"
   fi
   C=.gpujob/v02c; rm -rf "$C"; mkdir -p "$C"
   .venv/bin/python - "$C/hifigan_v1_fp16.pt" <<'PY'

@@ -46,6 +46,17 @@ def test_cross_speakers_keep_prosody_language_and_borrow_timbre() -> None:
     assert all(not s.timbre for s in spk if "cross" not in s.name)
 
 
+def test_validation_speakers_are_new_timbres_with_their_own_names() -> None:
+    names = [f"af_{i}" for i in range(5)] + [f"zf_{i}" for i in range(3)]
+    train = corpus.make_speakers(names, blends_en=2, blends_zh=2, cross_zh=3, seed=6)
+    val = corpus.make_speakers(
+        names, blends_en=2, blends_zh=2, cross_zh=3, seed=206, stock=False, prefix="val_"
+    )
+    assert len(val) == 7 and all(s.name.startswith("val_") for s in val)
+    assert not {s.name for s in val} & {s.name for s in train}
+    assert all(len(s.weights) >= 2 or s.timbre for s in val)  # no stock voice as it is
+
+
 def test_speaker_style_swaps_only_the_decoder_half() -> None:
     from emostream.train.teacher import TIMBRE_DIMS, speaker_style
 

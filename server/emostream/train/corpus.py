@@ -70,6 +70,8 @@ def make_speakers(
     seed: int = 0,
     cap: float = 0.7,
     cross_share: float = 0.6,
+    stock: bool = True,
+    prefix: str = "",
 ) -> list[Speaker]:
     """Stock Kokoro voices (English a*/b*, Mandarin z*) plus random balanced blends.
 
@@ -82,6 +84,10 @@ def make_speakers(
     ``speaker_style``). Measured with the CPU teacher (Whisper base, 12 held-out Mandarin
     lines, 2026-12-03): zf_xiaoxiao 15.2 % CER; its prosody with a 50 % af_bella timbre
     15.5 %; with af_heart's whole timbre 19.5 %: hence the cap.
+
+    ``stock=False`` leaves the stock voices out and ``prefix`` goes before every name: a
+    validation set of timbres no window trained on (another seed), whose names cannot clash
+    with a training plan's ``zh_cross003``.
     """
     voices = sorted(voices)
     groups = {
@@ -103,17 +109,21 @@ def make_speakers(
             if max(w) / total <= cap and (other is None or 0 < share <= cross_share):
                 return {p: round(x / total, 4) for p, x in zip(parents, w)}
 
-    out = [Speaker(v, lang, {v: 1.0}) for lang, vs in groups.items() for v in vs]
+    out = [Speaker(v, lang, {v: 1.0}) for lang, vs in groups.items() for v in vs] if stock else []
     for lang, count in (("en", blends_en), ("zh", blends_zh)):
         if len(groups[lang]) >= 2:
-            out += [Speaker(f"{lang}_blend{i:02d}", lang, mix(groups[lang])) for i in range(count)]
+            out += [
+                Speaker(f"{prefix}{lang}_blend{i:02d}", lang, mix(groups[lang]))
+                for i in range(count)
+            ]
     for lang, other, count in (("en", "zh", cross_en), ("zh", "en", cross_zh)):
         if not groups[lang] or not groups[other]:
             continue
         for i in range(count):
             own = groups[lang]
             prosody = {r.choice(own): 1.0} if len(own) < 2 or r.random() < 0.5 else mix(own)
-            out.append(Speaker(f"{lang}_cross{i:03d}", lang, prosody, mix(own, groups[other])))
+            timbre = mix(own, groups[other])
+            out.append(Speaker(f"{prefix}{lang}_cross{i:03d}", lang, prosody, timbre))
     return out
 
 

@@ -46,6 +46,11 @@ def main(argv: list[str] | None = None) -> int:
         default="",
         help="only these stock voices, no blends or cross speakers (a validation plan)",
     )
+    pl.add_argument(
+        "--new-only",
+        action="store_true",
+        help="blends and cross speakers only, named val_*: a validation plan of new timbres",
+    )
     pl.add_argument("--renderings", type=int, default=1, help="speakers per sentence")
     s = sub.add_parser("synth", help="render jobs with Kokoro into shards")
     s.add_argument("--plan", type=Path, required=True)
@@ -105,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
             cross_en=0 if only else a.cross_en,
             cross_zh=0 if only else a.cross_zh,
             seed=a.seed,
+            stock=not a.new_only,
+            prefix="val_" if a.new_only else "",
         )
         a.out.mkdir(parents=True, exist_ok=True)
         (a.out / "speakers.json").write_text(
