@@ -5,7 +5,8 @@ The pipeline, one phrase (text between punctuation marks) at a time:
 1. :func:`prepare` (whole mixed text, before the script split): full-width digits/letters fold
    to ASCII; numbers *in Mandarin context* are spelt in hanzi the way they are read (see
    :func:`_read_numbers`); ``hhh`` becomes 哈哈哈; all-capital Latin acronyms are spaced into
-   letters (``APP`` → ``A P P``; espeak otherwise reads some as words).
+   letters (``APP`` → ``A P P``; espeak otherwise reads some as words), except the few that
+   chat says as words (``BOSS`` → ``boss``, ``_SPOKEN_AS_WORD``).
 2. Segmentation with ``jieba``; pinyin with ``pypinyin`` (its phrase dictionary is trusted for
    the polyphones it covers), then :data:`WORDS` (a small, hand-checked override table: common
    neutral-tone words pypinyin gives full tones, and the polyphone words it gets wrong), then
@@ -332,7 +333,16 @@ _FULLWIDTH |= {"％": "%", "＋": "+", "￥": "¥", "＄": "$", "－": "-", "／
 _FW_BETWEEN_DIGITS = re.compile(r"(?<=\d)[：．～](?=\d)")
 _HAHA = re.compile(r"(?<![A-Za-z])[hH]{2,}(?![A-Za-z])")
 _ACRONYM = re.compile(r"(?<![A-Za-z])([A-Z]{2,5})(?![A-Za-z])")
-_SPOKEN_AS_WORD = {"OK"}
+# Capitals that Mandarin chat writes but says as one English word (打BOSS, 立FLAG, hold住,
+# get到, 好LOW, 有BUG); every other run of 2-5 capitals is spelled (APP, GDP, NPC, YYDS).
+_LETTER_A = "eigh"
+_SPOKEN_AS_WORD = {"OK": "OK"} | {
+    w: w.lower()
+    for w in (
+        "BOSS", "FLAG", "HOLD", "GET", "LOW", "HIGH", "BUG", "MAX", "SOLO", "CARRY",
+        "NICE", "COOL", "SHOW", "FANS", "WIFI", "CUE", "RAP", "PICK",
+    )
+}  # fmt: skip
 
 
 def prepare(text: str, *, force: bool = False) -> str:
@@ -354,9 +364,13 @@ def prepare(text: str, *, force: bool = False) -> str:
 
     def spell(m: re.Match[str]) -> str:
         word = m.group(1)
-        if word in _SPOKEN_AS_WORD or not _zh_context(m.string, m.start(), m.end()):
+        if not _zh_context(m.string, m.start(), m.end()):
             return word
-        return " ".join(word)
+        if word in _SPOKEN_AS_WORD:
+            return _SPOKEN_AS_WORD[word]
+        # espeak reads a spelled "A" before another letter as the article (APP → ɐ piː piː,
+        # AI → ɐ aɪ); "eigh" is the letter's name (eɪ) in any position.
+        return " ".join(_LETTER_A if c == "A" else c for c in word)
 
     text = _HAHA.sub(haha, text)
     return _ACRONYM.sub(spell, text)
