@@ -29,6 +29,11 @@ CASES: list[tuple[str, str, str]] = [
     (POLYPHONE, "行长", "hang2 zhang3"),
     (POLYPHONE, "我了解了", "wo3 liao2 jie3 le5"),
     (POLYPHONE, "受不了", "shou4 bu5 liao3"),
+    (POLYPHONE, "我去不了", "wo3 qu4 bu4 liao3"),
+    (POLYPHONE, "不了不了，谢谢", "bu4 le5 bu4 le5 xie4 xie5"),  # a refusal: bù le
+    (POLYPHONE, "我就不了", "wo3 jiu4 bu4 le5"),
+    (POLYPHONE, "送了个舰长", "song4 le5 ge4 jian4 zhang3"),  # 舰长: pypinyin says cháng
+    (POLYPHONE, "得嘞", "de2 lei5"),
     (POLYPHONE, "了不起", "liao3 bu5 qi3"),
     (POLYPHONE, "我还没还钱", "wo3 hai2 mei2 huan2 qian2"),
     (POLYPHONE, "还书", "huan2 shu1"),

@@ -414,7 +414,11 @@ WORDS: dict[str, str] = {
     "种菜": "zhong4 cai4", "音乐会": "yin1 yue4 hui4", "睡一觉": "shui4 yi1 jiao4",
     "一行人": "yi1 xing2 ren2", "好学": "hao4 xue2", "干活儿": "gan4 huo2 er2",
     "哪里": "na3 li5", "那里": "na4 li5", "这里": "zhe4 li5", "还给": "huan2 gei3",
+    "舰长": "jian4 zhang3", "艇长": "ting3 zhang3",
 }  # fmt: skip
+# 不了 ending a phrase after nothing, an adverb or the speaker is a refusal, bù le (不了不了,
+# 我就不了); after a verb it is the potential complement, bù liǎo (去不了, 受不了)
+_REFUSAL_BEFORE = {"", "不了", "就", "还是", "先", "我", "那", "那我", "我就", "还", "也", "算"}
 
 # these V不C / 不-words keep 不 neutral (lexicalised potential complements)
 _BU_NEUTRAL = {
@@ -468,6 +472,8 @@ def _single_char_reading(
     ``alone``: the character is a jieba word by itself; ``initial``: it starts its word.
     """
     if ch == "得":
+        if nxt == "嘞":  # 得嘞 dé lei, "right away"
+            return "de2"
         if initial and not alone:
             return None  # 得到, 得分: pypinyin's dé
         verb_next = (
@@ -666,6 +672,9 @@ class MandarinFrontEnd:
 
     def _word_syllables(self, word: str, prev_word: str, next_word: str) -> list[Syllable]:
         lazy_pinyin, tone3, phrases, seg = self._pypinyin
+        if word == "不了" and next_word in ("", "不了") and prev_word in _REFUSAL_BEFORE:
+            # frozen: 不了不了 is no A-not-A question for the 不 sandhi
+            return [Syllable("bu", 4, char="不", frozen=True), Syllable("le", 5, char="了")]
         if word in WORDS:
             syls = [Syllable(*_split_toned(p), char=c) for p, c in zip(WORDS[word].split(), word)]
             if word in _LATE_NEUTRAL_WORDS:
