@@ -34,6 +34,11 @@ CASES: list[tuple[str, str, str]] = [
     (POLYPHONE, "我就不了", "wo3 jiu4 bu4 le5"),
     (POLYPHONE, "送了个舰长", "song4 le5 ge4 jian4 zhang3"),  # 舰长: pypinyin says cháng
     (POLYPHONE, "得嘞", "de2 lei5"),
+    (POLYPHONE, "还行吧", "hai2 xing2 ba5"),  # a phrase-initial lone 还 was huán
+    (POLYPHONE, "还差一点", "hai2 cha4 yi4 dian3"),
+    (POLYPHONE, "还早", "hai2 zao3"),
+    (POLYPHONE, "我还你钱", "wo3 huan2 ni3 qian2"),
+    (POLYPHONE, "按时还款", "an4 shi2 huan2 kuan3"),  # pypinyin's phrase says hái
     (POLYPHONE, "了不起", "liao3 bu5 qi3"),
     (POLYPHONE, "我还没还钱", "wo3 hai2 mei2 huan2 qian2"),
     (POLYPHONE, "还书", "huan2 shu1"),

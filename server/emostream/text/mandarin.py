@@ -414,7 +414,7 @@ WORDS: dict[str, str] = {
     "种菜": "zhong4 cai4", "音乐会": "yin1 yue4 hui4", "睡一觉": "shui4 yi1 jiao4",
     "一行人": "yi1 xing2 ren2", "好学": "hao4 xue2", "干活儿": "gan4 huo2 er2",
     "哪里": "na3 li5", "那里": "na4 li5", "这里": "zhe4 li5", "还给": "huan2 gei3",
-    "舰长": "jian4 zhang3", "艇长": "ting3 zhang3",
+    "舰长": "jian4 zhang3", "艇长": "ting3 zhang3", "还款": "huan2 kuan3",
 }  # fmt: skip
 # 不了 ending a phrase after nothing, an adverb or the speaker is a refusal, bù le (不了不了,
 # 我就不了); after a verb it is the potential complement, bù liǎo (去不了, 受不了)
@@ -495,9 +495,16 @@ def _single_char_reading(
     if ch == "长":
         return "zhang3" if nxt and nxt in "大高胖出成满得" else "chang2"
     if ch == "还":
-        if prev in "没不要得去来想借快先早" or prev_word in ("没有", "已经", "按时", "准时"):
+        # huán (give back) before what is returned or to whom, and after 没/不/要/借…;
+        # otherwise the adverb hái (还行, 还能, 还差, 还早: pypinyin's lone 还 is huán)
+        if nxt and nxt in "钱书债款贷账":
+            return "huan2"
+        if next_word in ("你", "我", "他", "她", "给你", "给我", "回来", "回去"):
+            return "huan2"
+        after_verb = bool(prev) and prev in "没不要得去来想借快先早"  # ("" is in every str)
+        if after_verb or prev_word in ("没有", "已经", "按时", "准时"):
             return "huan2" if not nxt or nxt not in "是在有要会没不很" else "hai2"
-        return None
+        return "hai2"
     if ch == "重":
         return "chong2" if nxt and nxt in "新复来做写装" else None
     if ch == "觉":
