@@ -278,6 +278,9 @@ CASES: list[tuple[str, str, str]] = [
     (ENGLISH, "NPC在哪", "N P C zai4 na3"),
     (ENGLISH, "用AI写作业", "yong4 eigh I xie3 zuo4 ye4"),
     (ENGLISH, "AA制", "eigh eigh zhi4"),
+    (ENGLISH, "主播yyds", "zhu3 bo1 Y Y D S"),  # lower-case chat abbreviations, spelled
+    (ENGLISH, "awsl太可爱了", "eigh W S L tai4 ke3 ai4 le5"),
+    (ENGLISH, "下载app", "xia4 zai4 app"),  # a word, not in the spelled list
     (ENGLISH, "我们的project很重要", "wo3 men5 de5 project hen3 zhong4 yao4"),
     (ENGLISH, "打NBA比赛", "da3 N B eigh bi3 sai4"),
     (ENGLISH, "我爱Python", "wo3 ai4 Python"),

@@ -6,7 +6,8 @@ The pipeline, one phrase (text between punctuation marks) at a time:
    to ASCII; numbers *in Mandarin context* are spelt in hanzi the way they are read (see
    :func:`_read_numbers`); ``hhh`` becomes 哈哈哈; all-capital Latin acronyms are spaced into
    letters (``APP`` → ``A P P``; espeak otherwise reads some as words), except the few that
-   chat says as words (``BOSS`` → ``boss``, ``_SPOKEN_AS_WORD``).
+   chat says as words (``BOSS`` → ``boss``, ``_SPOKEN_AS_WORD``); lower-case chat
+   abbreviations are spelled too (``yyds`` → ``Y Y D S``, ``_SPELLED_LOWER``).
 2. Segmentation with ``jieba``; pinyin with ``pypinyin`` (its phrase dictionary is trusted for
    the polyphones it covers), then :data:`WORDS` (a small, hand-checked override table: common
    neutral-tone words pypinyin gives full tones, and the polyphone words it gets wrong), then
@@ -336,6 +337,12 @@ _ACRONYM = re.compile(r"(?<![A-Za-z])([A-Z]{2,5})(?![A-Za-z])")
 # Capitals that Mandarin chat writes but says as one English word (打BOSS, 立FLAG, hold住,
 # get到, 好LOW, 有BUG); every other run of 2-5 capitals is spelled (APP, GDP, NPC, YYDS).
 _LETTER_A = "eigh"
+# chat abbreviations written in lower case and said letter by letter (yyds 永远的神 → Y Y D S)
+_LOWER_RUN = re.compile(r"(?<![A-Za-z])([a-z]{2,5})(?![A-Za-z])")
+_SPELLED_LOWER = {
+    "yyds", "awsl", "xswl", "dbq", "nsdd", "kswl", "zqsg", "bdjw", "srds", "nbcs", "plmm",
+    "xjj", "xgg", "yysy", "xdm", "nb", "cp", "pk", "gg", "dd", "bgm", "npc", "ssr", "dlc",
+}  # fmt: skip
 _SPOKEN_AS_WORD = {"OK": "OK"} | {
     w: w.lower()
     for w in (
@@ -372,7 +379,13 @@ def prepare(text: str, *, force: bool = False) -> str:
         # AI → ɐ aɪ); "eigh" is the letter's name (eɪ) in any position.
         return " ".join(_LETTER_A if c == "A" else c for c in word)
 
+    def spell_lower(m: re.Match[str]) -> str:
+        if m.group(1) not in _SPELLED_LOWER or not _zh_context(m.string, m.start(), m.end()):
+            return m.group(0)
+        return m.group(1).upper()  # spelled by _ACRONYM below
+
     text = _HAHA.sub(haha, text)
+    text = _LOWER_RUN.sub(spell_lower, text)
     return _ACRONYM.sub(spell, text)
 
 
