@@ -39,6 +39,10 @@ CASES: list[tuple[str, str, str]] = [
     (POLYPHONE, "还早", "hai2 zao3"),
     (POLYPHONE, "我还你钱", "wo3 huan2 ni3 qian2"),
     (POLYPHONE, "按时还款", "an4 shi2 huan2 kuan3"),  # pypinyin's phrase says hái
+    (POLYPHONE, "一行字", "yi4 hang2 zi4"),  # a row; 一行人 stays xíng
+    (POLYPHONE, "第一行", "di4 yi1 hang2"),
+    (POLYPHONE, "这一行代码", "zhe4 yi4 hang2 dai4 ma3"),
+    (POLYPHONE, "一觉醒来", "yi2 jiao4 xing3 lai2"),  # jieba cut 一/觉醒/来
     (POLYPHONE, "了不起", "liao3 bu5 qi3"),
     (POLYPHONE, "我还没还钱", "wo3 hai2 mei2 huan2 qian2"),
     (POLYPHONE, "还书", "huan2 shu1"),

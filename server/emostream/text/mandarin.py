@@ -428,7 +428,9 @@ WORDS: dict[str, str] = {
     "一行人": "yi1 xing2 ren2", "好学": "hao4 xue2", "干活儿": "gan4 huo2 er2",
     "哪里": "na3 li5", "那里": "na4 li5", "这里": "zhe4 li5", "还给": "huan2 gei3",
     "舰长": "jian4 zhang3", "艇长": "ting3 zhang3", "还款": "huan2 kuan3",
+    "一觉醒来": "yi1 jiao4 xing3 lai2",
 }  # fmt: skip
+_JIEBA_WORDS = ("一觉醒来",)
 # 不了 ending a phrase after nothing, an adverb or the speaker is a refusal, bù le (不了不了,
 # 我就不了); after a verb it is the potential complement, bù liǎo (去不了, 受不了)
 _REFUSAL_BEFORE = {"", "不了", "就", "还是", "先", "我", "那", "那我", "我就", "还", "也", "算"}
@@ -640,6 +642,8 @@ class MandarinFrontEnd:
             import jieba
 
         jieba.setLogLevel(logging.WARNING)
+        for w in _JIEBA_WORDS:  # words jieba cuts wrongly (一/觉醒/来), read from WORDS
+            jieba.add_word(w)
         return jieba.lcut  # type: ignore[no-any-return]
 
     @cached_property
@@ -727,9 +731,12 @@ class MandarinFrontEnd:
                     continue  # not a hanzi pypinyin knows
                 out.append(Syllable(base, tone, char=ch))
             pos += len(part)
-        # 行 counted by a numeral is a row (三行字, 第三行) even where a phrase says xíng
+        # 行 counted by a numeral is a row (三行字, 第三行) even where a phrase says xíng; after
+        # 一 only as an ordinal (第一行) or before what rows hold (一行字, 一行代码: 一行人 is xíng)
+        one_row = word.startswith("第") or next_word[:1] in tuple("字代诗文数注命空")
+        counting = "二两三四五六七八九十几百" + ("一" if one_row else "")
         for k, s in enumerate(out[1:], 1):
-            if s.char == "行" and out[k - 1].char in "二两三四五六七八九十几百":
+            if s.char == "行" and out[k - 1].char in counting:
                 nxt = word[k + 1 : k + 2] if len(out) == len(word) else ""
                 if nxt not in ("人", "动"):
                     s.base, s.tone = "hang", 2
