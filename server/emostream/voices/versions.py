@@ -22,6 +22,17 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+def front_end_digest(package: Path | None = None) -> str:
+    """The text front end's source (``emostream/text/*.py``) as 16 hex digits: the same weights
+    read a text differently once the front end changes (a polyphone fixed), so the phrase cache
+    must not replay the old reading."""
+    root = package or Path(__file__).resolve().parents[1] / "text"
+    digest = hashlib.sha256()
+    for path in sorted(root.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def _package(name: str) -> str:
     try:
         return f"{name} {version(name)}"
@@ -36,8 +47,8 @@ def piper_version() -> str:
 
 def acoustic_version(settings: Settings) -> str:
     """The EmoStream family as ``settings`` load it: acoustic weights (file and content
-    digest), vocoder (the light one's file and digest, or HiFi-GAN V1's checkpoint), device.
-    Empty when no model is found."""
+    digest), vocoder (the light one's file and digest, or HiFi-GAN V1's checkpoint), device,
+    text front end (:func:`front_end_digest`). Empty when no model is found."""
     from emostream.voices.acoustic import CHECKPOINT, find_models_dir
 
     models_dir = find_models_dir(settings.models_dir)
@@ -50,6 +61,7 @@ def acoustic_version(settings: Settings) -> str:
     else:
         parts.append(f"hifigan-v1 {settings.vocoder_checkpoint or 'universal'}")
     parts.append(settings.device)
+    parts.append(f"front end {front_end_digest()}")
     return ", ".join(parts)
 
 
