@@ -30,6 +30,12 @@ CASES = [
     ("Version 2.5 is out", "Version 2.5 is out"),
     ("The 1st and 2nd place.", "The 1st and 2nd place."),
     ("Hello there!", "Hello there!"),
+    ("Plan A is fine.", "Plan eigh is fine."),  # the letter, not the article
+    ("Option A or option B?", "Option eigh or option B?"),
+    ("I got an A on the test.", "I got an eigh on the test."),
+    ("A cat sat.", "A cat sat."),  # sentence-initial: the article
+    ("It was a good day.", "It was a good day."),
+    ("I like A.I. art", "I like A.I. art"),
 ]
 
 

@@ -82,8 +82,15 @@ def _year(m: re.Match[str]) -> str:
     return f"{m.group(1)} {spoken}{plural}"
 
 
+# A capital A standing alone after a lower-case word (plan A, option A or B, an A on the test)
+# is the letter; espeak reads every lone A as the article (ɐ). Sentence-initial A is left alone.
+_LETTER_A = re.compile(r"(?<=[a-z,;] )A(?![\w'’-]|\.\w)")
+
+
 def normalize_english(text: str) -> str:
-    """Rewrite money, clock times, ranges, phone numbers and years for espeak-ng."""
+    """Rewrite money, clock times, ranges, phone numbers and years for espeak-ng; a
+    mid-sentence capital A is the letter's name (``eigh``)."""
+    text = _LETTER_A.sub("eigh", text)
     text = _MONEY.sub(_money, text)
     text = _TIME.sub(_time, text)
     text = _PHONE.sub(_phone, text)
