@@ -197,6 +197,12 @@ CASES: list[tuple[str, str, str]] = [
         "jin1 tian1 shi4 er4 ling2 er4 liu4 nian2 shi2 er4 yue4 san1 ri4",
     ),
     (NUMBER, "2011年", "er4 ling2 yi1 yi1 nian2"),
+    (NUMBER, "粉丝破1w了", "fen3 si1 po4 yi2 wan4 le5"),  # chat: w 万, k 千, + 加
+    (NUMBER, "3k人在看", "san1 qian1 ren2 zai4 kan4"),
+    (NUMBER, "10w+播放", "shi2 wan4 jia1 bo1 fang4"),
+    (NUMBER, "99+条消息", "jiu3 shi2 jiu3 jia1 tiao2 xiao1 xi5"),
+    (NUMBER, "4K屏幕", "si4 K ping2 mu4"),  # a capital K stays a letter
+    (NUMBER, "1+1=2", "yi1 jia1 yi1 deng3 yu2 er4"),
     (NUMBER, "2020-2025年", "er4 ling2 er4 ling2 dao4 er4 ling2 er4 wu3 nian2"),
     (NUMBER, "2024-05-01", "er4 ling2 er4 si4 nian2 wu3 yue4 yi1 ri4"),
     (NUMBER, "1月1日", "yi1 yue4 yi1 ri4"),

@@ -318,12 +318,34 @@ def _zh_context(text: str, start: int, end: int) -> bool:
     return bool(right)
 
 
+# chat's multipliers and "or more": 1w 一万, 3k 三千 (a capital K stays a letter: 4K 屏),
+# 10w+ 十万加, 99+ 九十九加; + and = between numbers are 加 and 等于 (1+1=2)
+_CHAT_AMOUNT = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)([wWk]?)\+?(?![A-Za-z0-9])")
+_OPERATOR = re.compile(r"(?<=\d)[+=](?=\d)")
+
+
 def _read_numbers(text: str) -> str:
+    def chat(m: re.Match[str]) -> str:
+        whole = m.group(0)
+        if not (m.group(2) or whole.endswith("+")) or not _zh_context(m.string, *m.span()):
+            return whole
+        return (
+            m.group(1)
+            + {"w": "万", "k": "千"}.get(m.group(2).lower(), "")
+            + ("加" if whole.endswith("+") else "")
+        )
+
     def repl(m: re.Match[str]) -> str:
         if not _zh_context(m.string, m.start(), m.end()):
             return m.group(0)
         return _read_match(m)
 
+    def operator(m: re.Match[str]) -> str:
+        if not _zh_context(m.string, *m.span()):
+            return m.group(0)
+        return "加" if m.group(0) == "+" else "等于"
+
+    text = _OPERATOR.sub(operator, _CHAT_AMOUNT.sub(chat, text))
     return _NUMERIC.sub(repl, text)
 
 
