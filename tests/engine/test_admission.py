@@ -68,7 +68,8 @@ def test_admission_keeps_an_overloaded_h200_in_real_time() -> None:
     policy = AdmissionPolicy()
     config = SimConfig(streams=1000, seconds=12.0, join_s=4.0)
     free = simulate(config, h200_scheduler(), FakeDevice(h200_table()))
-    assert free.underruns > 1000 and free.p95_first_audio() > 0.5
+    # Past the simulated H200's ~850 streams (bench/engine_sim.py): late chunks, slow starts.
+    assert free.underruns > 1000 and free.p95_first_audio() > 0.15
     held = simulate(config, h200_scheduler(), FakeDevice(h200_table()),
                     admit=lambda snap: decide(snap, policy).admitted)  # fmt: skip
     assert held.refused > 0

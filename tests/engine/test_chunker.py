@@ -40,3 +40,46 @@ def test_invalid_schedule() -> None:
         ChunkSchedule(first=0)
     with pytest.raises(ValueError):
         ChunkSchedule(first=20, size=10)
+
+
+BUCKETS = (32, 96)
+
+
+@pytest.mark.parametrize("total", [1, 18, 19, 30, 33, 40, 82, 100, 151, 344, 1000])
+@pytest.mark.parametrize("first", [True, False])
+def test_filled_windows_fill_their_buckets(total: int, first: bool) -> None:
+    sch = ChunkSchedule(context=14, buckets=BUCKETS)
+    ws = list(sch.windows(total, first=first))
+    assert ws[0].start == 0 and ws[-1].end == total
+    for a, b in itertools.pairwise(ws):
+        assert a.end == b.start
+    for w in ws:
+        # the context is what an unfilled window has: full, or to the segment's edge
+        assert w.lo == max(0, w.start - 14) and w.hi == min(total, w.end + 14)
+        assert w.emitted > 0 and w.hi - w.lo <= BUCKETS[-1]
+    # every window but the last fills a bucket exactly (no padding)
+    assert all(w.hi - w.lo in BUCKETS for w in ws[:-1])
+
+
+def test_filled_sizes_and_short_first_chunk() -> None:
+    plain = ChunkSchedule(context=14)
+    filled = ChunkSchedule(context=14, buckets=(32, 64, 96))
+    assert [w.emitted for w in plain.windows(344)] == [14, 21, 31, 46, 48, 48, 48, 48, 40]
+    # the first window (14 + 14 of context) lands in the 32 bucket: 18 frames for the same cost
+    assert [w.emitted for w in filled.windows(344)] == [18, 36, 36, 68, 68, 68, 50]
+    assert [w.emitted for w in ChunkSchedule(context=14, buckets=BUCKETS).windows(344)] == [
+        18, 68, 68, 68, 68, 54
+    ]  # fmt: skip
+    # a segment whose rest fits the bucket ends in one window (no right context needed)
+    assert [w.emitted for w in filled.windows(30)] == [30]
+    # a window longer than every bucket stays as planned
+    assert [w.emitted for w in ChunkSchedule(context=14, buckets=(16,)).windows(100)] == [
+        w.emitted for w in plain.windows(100)
+    ]
+
+
+def test_invalid_buckets() -> None:
+    with pytest.raises(ValueError):
+        ChunkSchedule(buckets=(96, 32))
+    with pytest.raises(ValueError):
+        ChunkSchedule(buckets=(0, 32))

@@ -110,6 +110,8 @@ def test_loop_counts_batches_and_answers_fp16_as_float32(
         client = EngineClient(path)
         await client.start()
         try:
+            # the welcome told the decode stage's lengths: the streamer fills windows to them
+            assert client.decode_buckets(voice) == (32, 64)
             calls = [client.decode(voice, w, stream_id=f"s{k}", pad_side="left")
                      for k, w in enumerate(windows)]  # fmt: skip
             outs = await asyncio.gather(*calls)

@@ -84,6 +84,16 @@ class BucketSpec:
         return [(b, f) for f in self.frames for b in self.batch_sizes]
 
 
+# The engine process's vocoder shapes (emostream.engine.engine_process). Its front ends fill
+# each window to its bucket (ChunkSchedule.buckets, told in the engine's welcome): a first
+# chunk of 18 frames fills 32 (14 of right context), later ones 68 fill 96 (14 each side).
+# A 64-frame bucket would only hold the second and third chunks (36 frames each: 56 % of the
+# row audio); without it the second chunk fills a 96 (68 frames) and an utterance takes one
+# call fewer. Simulated H200 (bench/engine_sim.py): 850 streams in real time, 775 with the
+# 64-frame bucket, 625 with windows as planned in 32/64/96 (the engine before 2026-12-03).
+ENGINE_BUCKETS = BucketSpec(frames=(32, 96))
+
+
 @dataclass(frozen=True)
 class WorkItem(Generic[P]):
     stream: Hashable

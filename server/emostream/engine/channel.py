@@ -18,9 +18,10 @@ directory (mode 0700), so pickle carries only what this server's own processes w
 
 Messages (client -> engine): ``("hello", shm_name, slot_bytes, slots)``, ``("call", rid,
 stage, stream, due, length, slot, spec, obj, extra)``, ``("cancel", stream)``; (engine ->
-client): ``("welcome", status_name)``, ``("done", rid, spec, obj)``, ``("error", rid,
-text)``, ``("dropped", rid)``. ``spec`` is ``(shape, dtype)`` of an array in the slot, or
-None (``obj`` holds the value).
+client): ``("welcome", status_name, lengths)`` (``lengths``: the padded window lengths of
+each decode stage key), ``("done", rid, spec, obj)``, ``("error", rid, text)``,
+``("dropped", rid)``. ``spec`` is ``(shape, dtype)`` of an array in the slot, or None
+(``obj`` holds the value).
 """
 
 from __future__ import annotations

@@ -3,15 +3,20 @@
 * :class:`LinearCost` / :class:`CostTable`: ``fixed + rows x (per_row + length x per_cell)``
   per stage.
 * :data:`H200` and :func:`h200_table`: the figures measured on one H200 (the fake device of
-  the scheduling tests and the prior of the engine's :class:`MeasuredCost`):
+  the scheduling tests and of ``bench/engine_sim.py``):
 
-  - HiFi-GAN V1, fp16, a CUDA graph per shape: ~1.3 ms per call + ~5.7 us per padded
-    frame-row (batch 1 x 30 frames 1.39 ms, 32 x 96 about 19 ms;
-    ``bench/results/2026-12-02-h200-vocoder.md``, run1, and the ``BucketSpec`` notes);
-  - the acoustic model (FS2) as CUDA graphs: 2.14 / 2.96 / 6.39 / 10.94 ms per call at
-    batch 1 / 4 / 16 / 32, i.e. ~1.86 ms + ~0.284 ms per request;
+  - HiFi-GAN V1, fp16, a CUDA graph per shape, as the engine process's execute step costs
+    (padding, host->device, replay, device->host, slicing): ~1.31 ms per call + ~5.98 us per
+    padded frame-row, the least-squares fit of the 29 shapes the engine measured in the
+    400-stream probe (``bench/results/2026-12-03-h200-engine-probe-engine-stats.jsonl``,
+    ``cost_ms``: 1 x 32 1.80 ms, 16 x 96 9.93, 32 x 32 6.98, 32 x 96 19.99; the fit is
+    within 10 % from 8 rows up and under by up to 0.5 ms at 1-4 rows). The backend alone
+    measured ~1.3 ms + ~5.7 us (``bench/results/2026-12-02-h200-vocoder.md``, run1);
+  - the acoustic model (FS2 v0.4) as CUDA graphs, the same probe: 2.86 / 3.81 / 4.64 / 6.41
+    / 10.58 ms at batch 1 / 4 / 8 / 16 / 32 (a mean over lengths), i.e. ~2.67 ms + ~0.245 ms
+    per request (the backend alone: 2.14 ms at 1, 10.94 at 32; ``bench/acoustic_graphs.py``);
     eager: 10.38 ms at batch 1, 15.45 ms at 32, i.e. ~10.2 ms + ~0.16 ms per request
-    (``bench/results/2026-12-02-h200-loadtest.md``, ``bench/acoustic_graphs.py``).
+    (``bench/results/2026-12-02-h200-loadtest.md``).
 
 * :class:`MeasuredCost`: the engine's own timings per ``(stage, rows, length)`` shape
   (a moving average), the prior for shapes not yet run.
@@ -49,8 +54,8 @@ class CostTable:
 
 
 H200: dict[str, LinearCost] = {
-    "vocoder-v1-fp16-graphs": LinearCost(1.3e-3, per_cell_s=5.7e-6),
-    "acoustic-graphs": LinearCost(1.86e-3, per_row_s=0.284e-3),
+    "vocoder-v1-fp16-graphs": LinearCost(1.31e-3, per_cell_s=5.98e-6),
+    "acoustic-graphs": LinearCost(2.67e-3, per_row_s=0.245e-3),
     "acoustic-eager": LinearCost(10.2e-3, per_row_s=0.16e-3),
 }
 

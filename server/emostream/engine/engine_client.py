@@ -74,6 +74,7 @@ class EngineClient:
         self._ids = itertools.count(1)
         self._admits: deque[float] = deque()
         self._gone: str = ""
+        self._lengths: dict[str, tuple[int, ...]] = {}  # decode stage -> padded lengths
 
     async def start(self) -> None:
         reader, self._writer = await asyncio.open_unix_connection(self.socket_path)
@@ -90,6 +91,7 @@ class EngineClient:
         kind, status_name = messages[0][:2]
         if kind != "welcome":
             raise RuntimeError(f"engine answered {kind!r} to hello")
+        self._lengths = dict(messages[0][2]) if len(messages[0]) > 2 else {}
         self._status = StatusBlock(name=status_name)
         for msg in messages[1:]:
             self._on_message(msg)
@@ -135,6 +137,12 @@ class EngineClient:
                                               extra=pad_side, dtype=np.float32)  # fmt: skip
         out: Audio = array if spec is not None else np.asarray(value, dtype=np.float32)
         return out
+
+    def decode_buckets(self, voice: Voice) -> tuple[int, ...]:
+        """The window lengths the engine pads ``voice``'s decode calls to (from its welcome;
+        empty when it runs them unpadded, or here): the streamer fills windows to them."""
+        stage = stage_of(voice, "decode")
+        return () if stage is None else tuple(self._lengths.get(stage.key, ()))
 
     def cancel(self, stream_id: str) -> None:
         """The engine drops the stream's queued calls (and answers ``dropped``)."""

@@ -168,7 +168,12 @@ class EngineCore:
         elif kind == "hello":
             _, name, slot_bytes, slots = msg
             client.arena = SlotArena(slots, slot_bytes, name=name)
-            self._send(client, ("welcome", self.status.name))
+            self._send(client, ("welcome", self.status.name, self.decode_lengths()))
+
+    def decode_lengths(self) -> dict[str, tuple[int, ...]]:
+        """The padded window lengths of each decode stage that pads (told to front ends in
+        the welcome: they fill their windows to these, ``ChunkSchedule.buckets``)."""
+        return {k: s.lengths for k, s in self.stages.items() if s.kind == "decode" and s.lengths}
 
     def _drop(self, rid: int) -> None:
         call = self._calls.pop(rid, None)
@@ -392,14 +397,15 @@ def device_stages(settings: Settings, voices: Iterable[object]) -> dict[str, Bat
     if settings.device != "cuda":
         return {}
     from emostream.engine.acoustic_graphs import BATCHES, GraphedAcoustic
-    from emostream.engine.batcher import BucketSpec
+    from emostream.engine.batcher import ENGINE_BUCKETS
     from emostream.engine.devices import vocoder_backend
     from emostream.models.mel import silence_level
     from emostream.voices.catalog import VOCODER_KEYS, vocoder_choice
 
-    spec = BucketSpec()
+    spec = ENGINE_BUCKETS
     backend = vocoder_backend(settings)
     backend.warmup(spec.shapes())
+    log.info("vocoder: %d graph shapes ready; %s", len(spec.shapes()), _gpu_memory())
     key = VOCODER_KEYS[vocoder_choice(settings)]
     out = {key: BatchedStage(key, "decode", backend.run, spec.batch_sizes, spec.frames,
                              silence_level())}  # fmt: skip
@@ -411,9 +417,23 @@ def device_stages(settings: Settings, voices: Iterable[object]) -> dict[str, Bat
                 continue
             graphed = GraphedAcoustic(model, device="cuda")
             graphed.capture_all()
+            log.info("acoustic graphs of %s ready; %s", stage.key, _gpu_memory())
             out[stage.key] = BatchedStage(stage.key, "acoustic", graphed, BATCHES,
                                           size=stage.size)  # fmt: skip
     return out
+
+
+def _gpu_memory() -> str:
+    """The CUDA caching allocator's figures and the device's used memory, MiB (what the
+    engine holds on the GPU at start-up: weights, graph pools, workspaces, context)."""
+    import torch
+
+    mib = 1 << 20
+    free, total = torch.cuda.mem_get_info()
+    return (f"GPU memory MiB: allocated {torch.cuda.memory_allocated() // mib}, "
+            f"peak {torch.cuda.max_memory_allocated() // mib}, "
+            f"reserved {torch.cuda.memory_reserved() // mib}, "
+            f"device used {(total - free) // mib}")  # fmt: skip
 
 
 def _stages(voice: object) -> tuple[BatchedStage, ...]:

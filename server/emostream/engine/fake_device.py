@@ -8,7 +8,8 @@ no clock, no threads, the same result for the same seed.
 :func:`simulate` plays N closed-loop listeners as the streamer serves them
 (:func:`emostream.engine.streamer.stream_utterance`, one segment per utterance): an
 utterance's acoustic call is due at once; then its windows (the streamer's
-:class:`~emostream.engine.chunker.ChunkSchedule`) one after another, the first due at once,
+:class:`~emostream.engine.chunker.ChunkSchedule`; by default as the engine process's front
+ends make them, filled to the vocoder's buckets) one after another, the first due at once,
 each later one due when the listener would run out of the audio before it; a window
 delivered after that is an underrun. The utterance's work ends with a cancel (as the
 service does); the next utterance starts when the listener has heard this one. With
@@ -24,6 +25,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from emostream.engine.batcher import ENGINE_BUCKETS
 from emostream.engine.chunker import ChunkSchedule, ChunkWindow
 from emostream.engine.scheduler import (
     CostModel,
@@ -37,8 +39,8 @@ from emostream.engine.scheduler import (
 ACOUSTIC = "acoustic"
 VOCODER = "vocoder"
 FRAME_S = 256 / 22050  # one mel frame of audio (hop 256 at 22.05 kHz)
-# The shapes the GPU path captures: the vocoder engine's BucketSpec, GraphedAcoustic's BATCHES.
-VOCODER_STAGE = StageSpec(VOCODER, (1, 2, 4, 8, 12, 16, 20, 24, 28, 32), (32, 64, 96))
+# The shapes the engine process captures: ENGINE_BUCKETS, GraphedAcoustic's BATCHES.
+VOCODER_STAGE = StageSpec(VOCODER, ENGINE_BUCKETS.batch_sizes, ENGINE_BUCKETS.frames)
 ACOUSTIC_STAGE = StageSpec(ACOUSTIC, (1, 2, 4, 8, 16, 32))
 
 
@@ -61,7 +63,9 @@ class SimConfig:
     seconds: float = 8.0
     utterance_s: tuple[float, float] = (2.0, 6.0)
     units_per_s: float = 12.0  # acoustic request length per audio second
-    schedule: ChunkSchedule = field(default_factory=lambda: ChunkSchedule(context=14))
+    schedule: ChunkSchedule = field(
+        default_factory=lambda: ChunkSchedule(context=14, buckets=VOCODER_STAGE.lengths)
+    )
     join_s: float = 0.0  # streams join spread over this long (0: at random utterance phases)
     retry_s: float = 0.5
     seed: int = 0
@@ -78,6 +82,8 @@ class SimResult:
     admitted: int = 0
     plans: list[tuple[str, int, int, int]] = field(default_factory=list)  # stage, rows, B, L
     busy_s: float = 0.0
+    busy_by_stage: dict[str, float] = field(default_factory=dict)  # device seconds
+    audio_frames: int = 0  # emitted frames of the windows delivered
     seconds: float = 0.0
 
     def p95_first_audio(self) -> float:
@@ -154,6 +160,7 @@ def simulate(
             res.underruns += 1
             res.underruns_by_stream[u.listener] = res.underruns_by_stream.get(u.listener, 0) + 1
         u.audio_frames += u.windows[u.k].emitted
+        res.audio_frames += u.windows[u.k].emitted
         u.k += 1
         if u.k < len(u.windows):
             submit_window(u, now)
@@ -182,6 +189,7 @@ def simulate(
             if plan is not None:
                 took = device.run(plan)
                 res.busy_s += took
+                res.busy_by_stage[plan.stage] = res.busy_by_stage.get(plan.stage, 0.0) + took
                 busy_until = now + took
                 res.plans.append((plan.stage, len(plan.items), plan.batch, plan.length))
         if plan is None and not events:

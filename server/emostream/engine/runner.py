@@ -63,6 +63,17 @@ class StreamAffine(Protocol):
     ) -> AsyncIterator[Any]: ...
 
 
+@runtime_checkable
+class Bucketed(Protocol):
+    """A runner whose decoder pads windows to a few lengths (the GPU engine's CUDA graph
+    shapes); the streamer then fills each window to its bucket
+    (:class:`~emostream.engine.chunker.ChunkSchedule` ``buckets``)."""
+
+    def decode_buckets(self, voice: Voice) -> tuple[int, ...]:
+        """The padded window lengths of ``voice``'s decode calls (empty: unpadded)."""
+        ...
+
+
 def resolve_future(fut: asyncio.Future[Any], ok: bool, value: Any) -> None:
     """Set ``fut``'s result (``ok``) or exception, unless it is already done (cancelled:
     its stream went away while the call ran)."""

@@ -20,7 +20,7 @@ from typing import Any
 from emostream.codec.packetizer import OutputFormat, Packetizer
 from emostream.engine.chunked import pad_side
 from emostream.engine.chunker import ChunkSchedule, trim_output
-from emostream.engine.runner import Runner
+from emostream.engine.runner import Bucketed, Runner
 from emostream.voices.base import Controls, Latent, Voice, WordTimedVoice
 from emostream.voices.words import WordUnits
 
@@ -204,7 +204,10 @@ async def stream_utterance(
     next segment's audio is ready when the current one ends.
     """
     voice = request.voice
-    schedule = schedule or ChunkSchedule(context=voice.context_frames)
+    if schedule is None:
+        # A runner that pads windows to buckets gets windows filling them (same device time).
+        buckets = runner.decode_buckets(voice) if isinstance(runner, Bucketed) else ()
+        schedule = ChunkSchedule(context=voice.context_frames, buckets=tuple(buckets))
     stats = stats if stats is not None else UtteranceStats()
     packetizer = Packetizer(request.fmt, in_rate=voice.info.sample_rate)
     out_rate = request.fmt.sample_rate
