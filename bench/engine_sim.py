@@ -1,0 +1,211 @@
+"""The engine's scheduler on a simulated H200: how many real-time streams, at what latency.
+
+CPU only, no model and no clock: :func:`emostream.engine.fake_device.simulate` drives the
+engine's real :class:`~emostream.engine.scheduler.EngineScheduler` with N closed-loop
+listeners (utterances of 2-6 s, one segment each: the acoustic call, due at once, then the
+windows one after another, the first due at once and each later one when the listener would
+run out of audio; a window delivered after that is a late chunk, an underrun) on a device
+that takes the H200 cost table's time per batch (:func:`emostream.engine.costs.h200_table`:
+the engine's own measurements in the 2026-12-03 probe). Simulated time, so the figures
+leave out the host: the engine loop's own ~15 % (intake, padding, delivery), the front
+ends, the codec and the network. Real runs serve fewer streams at higher latency (the
+2026-12-03 probe: 400 streams at 383x real time, first audio p95 445 ms at the client).
+
+Plans (``--plans``, default all):
+
+* ``before``: windows as planned (``ChunkSchedule(context=14)``: 14, 21, 31, 46, 48, ...
+  frames, 14 frames of context each side) in buckets 32/64/96, batches up to 32 rows (the
+  engine process before 2026-12-03: a 48-frame chunk used 48 of a 96-frame row);
+* ``filled-32-64-96``: the same buckets, windows filled to them (``ChunkSchedule.buckets``);
+* ``after``: windows filled to buckets 32/96 (``ENGINE_BUCKETS``: the engine process now);
+* ``after-b64``: ``after`` with batches up to 64 rows.
+
+Per plan: the vocoder's device ms per second of audio were every batch full (the padding
+and context its windows carry); ``knee``, the most streams (step 25) with no late chunk,
+per seed; and per level
+(``--levels``): late chunks, first audio p50/p95/p99 (the engine's part: the acoustic call's
+submission to the first window's delivery), device busy share, device ms per second of
+audio by stage, mean rows per vocoder batch, audio seconds per wall second; then the same
+level with admission on (``AdmissionPolicy()``, as served): refused starts, late chunks,
+first audio p95, audio per wall second. Writes JSON::
+
+    PYTHONPATH=server .venv/bin/python bench/engine_sim.py \\
+        -o bench/results/2026-12-03-simulated-h200-engine-buckets.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import platform
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+from emostream.engine.admission import AdmissionPolicy, decide
+from emostream.engine.batcher import ENGINE_BUCKETS
+from emostream.engine.chunker import ChunkSchedule
+from emostream.engine.costs import h200_table
+from emostream.engine.fake_device import (
+    ACOUSTIC,
+    ACOUSTIC_STAGE,
+    FRAME_S,
+    VOCODER,
+    FakeDevice,
+    SimConfig,
+    SimResult,
+    simulate,
+)
+from emostream.engine.scheduler import EngineScheduler, StageSpec
+
+ROWS_32 = (1, 2, 4, 8, 12, 16, 20, 24, 28, 32)
+ROWS_64 = ROWS_32 + (40, 48, 56, 64)
+# name: (vocoder lengths, vocoder batch sizes, fill windows to the lengths)
+PLANS: dict[str, tuple[tuple[int, ...], tuple[int, ...], bool]] = {
+    "before": ((32, 64, 96), ROWS_32, False),
+    "filled-32-64-96": ((32, 64, 96), ROWS_32, True),
+    "after": (ENGINE_BUCKETS.frames, ENGINE_BUCKETS.batch_sizes, True),
+    "after-b64": (ENGINE_BUCKETS.frames, ROWS_64, True),
+}
+CONTEXT = 14  # HiFi-GAN V1's frames of context per side
+
+
+def _pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, math.ceil(q * len(xs)) - 1)] if xs else 0.0
+
+
+def _run(plan: str, streams: int, seconds: float, seed: int, *, admission: bool) -> SimResult:
+    lengths, rows, fill = PLANS[plan]
+    cost = h200_table()
+    scheduler = EngineScheduler([ACOUSTIC_STAGE, StageSpec(VOCODER, rows, lengths)], cost)
+    schedule = ChunkSchedule(context=CONTEXT, buckets=lengths if fill else ())
+    config = SimConfig(streams=streams, seconds=seconds, schedule=schedule, seed=seed)
+    policy = AdmissionPolicy()
+    admit: Callable[[Any], bool] | None = (
+        (lambda snap: decide(snap, policy).admitted) if admission else None
+    )
+    return simulate(config, scheduler, FakeDevice(cost), admit=admit)
+
+
+def _figures(res: SimResult) -> dict[str, Any]:
+    audio_s = res.audio_frames * FRAME_S
+    voc = [p for p in res.plans if p[0] == VOCODER]
+    streams = len(res.utterances_by_stream)
+    return {
+        "late_chunks": res.underruns,
+        "windows": res.windows,
+        "streams_with_late_chunks": len(res.underruns_by_stream),
+        "streams_served": streams,
+        "refused_starts": res.refused,
+        "first_audio_ms": {
+            "n": len(res.first_audio_s),
+            "p50": round(1e3 * _pct(res.first_audio_s, 0.5), 1),
+            "p95": round(1e3 * _pct(res.first_audio_s, 0.95), 1),
+            "p99": round(1e3 * _pct(res.first_audio_s, 0.99), 1),
+            "max": round(1e3 * max(res.first_audio_s, default=0.0), 1),
+        },
+        "audio_s_per_wall_s": round(audio_s / res.seconds, 1),
+        "device_busy": round(res.busy_s / res.seconds, 3),
+        "device_ms_per_audio_s": {
+            stage: round(1e3 * res.busy_by_stage.get(stage, 0.0) / audio_s, 3) if audio_s else None
+            for stage in (VOCODER, ACOUSTIC)
+        },
+        "vocoder_batches": len(voc),
+        "vocoder_rows_mean": round(sum(p[1] for p in voc) / len(voc), 1) if voc else 0.0,
+        "vocoder_padded_rows_mean": round(sum(p[2] for p in voc) / len(voc), 1) if voc else 0.0,
+    }
+
+
+def _full_batch_ms(plan: str) -> float:
+    """Vocoder device ms per second of audio if every batch were full (utterances of 2-6 s,
+    uniform): the padding and context the plan's windows carry, whatever the load."""
+    lengths, rows, fill = PLANS[plan]
+    cost, spec = h200_table(), StageSpec(VOCODER, rows, lengths)
+    schedule = ChunkSchedule(context=CONTEXT, buckets=lengths if fill else ())
+    row = {n: cost.cost(VOCODER, spec.max_batch, n) / spec.max_batch for n in lengths}
+    frames = range(round(2.0 / FRAME_S), round(6.0 / FRAME_S) + 1)
+    device = sum(row[spec.length_bucket(w.hi - w.lo)] for t in frames for w in schedule.windows(t))
+    return 1e3 * device / (sum(frames) * FRAME_S)
+
+
+def _knee(plan: str, seconds: float, seed: int, lo: int = 100, hi: int = 2000) -> int:
+    """The most streams (a multiple of 25) with no late chunk, by bisection (``lo`` has
+    none, ``hi`` has some)."""
+    while hi - lo > 25:
+        mid = (lo + hi) // 2 // 25 * 25
+        if _run(plan, mid, seconds, seed, admission=False).underruns == 0:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--plans", default=",".join(PLANS), help="comma list of " + ", ".join(PLANS))
+    p.add_argument("--levels", default="250,500,750,1000,1250")
+    p.add_argument("--seconds", type=float, default=12.0, help="simulated seconds per run")
+    p.add_argument("--seeds", default="0,1,2", help="seeds of the knee search")
+    p.add_argument("-o", "--output", help="JSON file to write")
+    args = p.parse_args(argv)
+    levels = [int(x) for x in args.levels.split(",")]
+    seeds = [int(x) for x in args.seeds.split(",")]
+    t0 = time.time()
+    out: dict[str, Any] = {
+        "date": dt.date.today().isoformat(),
+        "host": {"platform": platform.platform(), "python": platform.python_version()},
+        "command": " ".join(["bench/engine_sim.py", *(argv if argv is not None else sys.argv[1:])]),
+        "what": "SIMULATED (CPU, no model): the engine scheduler on a fake H200 device; "
+        + __doc__.split("\n\n")[1].replace("\n", " "),
+        "cost_table_s": {k: asdict(v) for k, v in h200_table(acoustic=ACOUSTIC).stages.items()},
+        "plans": {},
+    }
+    for plan in args.plans.split(","):
+        lengths, rows, fill = PLANS[plan]
+        schedule = ChunkSchedule(context=CONTEXT, buckets=lengths if fill else ())
+        entry: dict[str, Any] = {
+            "vocoder_lengths": list(lengths),
+            "vocoder_batch_sizes": list(rows),
+            "filled": fill,
+            "chunks_of_a_4s_utterance": [w.emitted for w in schedule.windows(344)],
+            "windows_of_a_4s_utterance": [w.hi - w.lo for w in schedule.windows(344)],
+            "vocoder_ms_per_audio_s_full_batches": round(_full_batch_ms(plan), 3),
+            "knee_streams_by_seed": {s: _knee(plan, args.seconds, s) for s in seeds},
+            "levels": [],
+        }
+        for n in levels:
+            free = _figures(_run(plan, n, args.seconds, 0, admission=False))
+            held = _figures(_run(plan, n, args.seconds, 0, admission=True))
+            entry["levels"].append({"streams": n, "admission_off": free, "admission_on": held})
+        out["plans"][plan] = entry
+        knees = entry["knee_streams_by_seed"]
+        full = entry["vocoder_ms_per_audio_s_full_batches"]
+        print(f"{plan:16s} knee {knees}; vocoder {full} ms/audio-s at full batches",
+              file=sys.stderr)  # fmt: skip
+        for lv in entry["levels"]:
+            f, h = lv["admission_off"], lv["admission_on"]
+            print(
+                f"  {lv['streams']:5d}: late {f['late_chunks']:6d}  first audio p95 "
+                f"{f['first_audio_ms']['p95']:7.1f} ms  {f['audio_s_per_wall_s']:6.1f}x  "
+                f"vocoder {f['device_ms_per_audio_s'][VOCODER]:.3f} ms/audio-s  "
+                f"rows {f['vocoder_rows_mean']:4.1f}  | admission: late {h['late_chunks']:4d} "
+                f"p95 {h['first_audio_ms']['p95']:6.1f} ms {h['audio_s_per_wall_s']:6.1f}x",
+                file=sys.stderr,
+            )
+    out["wall_s"] = round(time.time() - t0, 1)
+    text = json.dumps(out, indent=2)
+    if args.output:
+        with open(args.output, "w") as f:
+            f.write(text + "\n")
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
