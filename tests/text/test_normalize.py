@@ -16,3 +16,12 @@ def test_symbols_spelled_in_english_only() -> None:
 
 def test_ellipsis() -> None:
     assert normalize("Wait... what") == "Wait… what"
+
+
+def test_emoji_are_dropped_not_read() -> None:
+    # espeak reads an emoji's name: "face with tears of joy" for 😂
+    assert normalize("😂😂😂 so funny").strip() == "so funny"
+    assert normalize("nice 👍🏽!") == "nice!"
+    assert normalize("哈哈😂。") == "哈哈。"
+    assert normalize("👨\u200d👩\u200d👧 family ❤️").strip() == "family"
+    assert normalize("25°C, ©2026") == "25°C, ©2026"  # symbols that are not emoji stay

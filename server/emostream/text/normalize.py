@@ -2,7 +2,8 @@
 
 Deliberately light: espeak-ng already reads English numbers, dates and most symbols,
 so this module fixes what trips segmentation and phonemisers: control characters,
-odd whitespace, full-width ASCII, ellipses and a few symbols espeak reads badly.
+odd whitespace, full-width ASCII, ellipses, emoji (dropped: espeak would read their names)
+and a few symbols espeak reads badly.
 Mandarin numbers are read in context by :mod:`emostream.text.mandarin`.
 """
 
@@ -16,6 +17,12 @@ _SPACES = re.compile(r"[ \t\u00a0\u3000]+")
 _NEWLINES = re.compile(r"\s*\n\s*")
 _ELLIPSIS = re.compile(r"\.{3,}|…+")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+# Emoji and pictographs (with their variation selectors, keycaps and tag characters): chat is
+# full of them and espeak reads their names (😂😂😂 → "face with tears of joy" three times).
+_EMOJI = re.compile(
+    "[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\ufe0e\ufe0f\u20e3\U000e0020-\U000e007f]+"
+)
+_EMOJI_BEFORE_PUNCT = re.compile(rf"\s*{_EMOJI.pattern}(?=[!?.,;:，。！？；：、])")
 _SYMBOLS = {
     "&": " and ",
     "@": " at ",
@@ -42,6 +49,8 @@ def normalize(text: str) -> str:
     text = _CONTROL.sub("", text)
     # NFKC folds full-width ASCII (Ａ１) to ASCII but keeps CJK punctuation (，。) as is.
     text = unicodedata.normalize("NFKC", text)
+    text = _EMOJI_BEFORE_PUNCT.sub("", text)
+    text = _EMOJI.sub(" ", text)
     text = _ELLIPSIS.sub("…", text)
     text = _NEWLINES.sub("\n", text)
     text = _SPACES.sub(" ", text)
