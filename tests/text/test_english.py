@@ -36,6 +36,9 @@ CASES = [
     ("A cat sat.", "A cat sat."),  # sentence-initial: the article
     ("It was a good day.", "It was a good day."),
     ("I like A.I. art", "I like A.I. art"),
+    ("thx, pls come back", "thanks, please come back"),  # chat shorthand in full
+    ("IDK tbh", "I don't know to be honest"),
+    ("Thx btw!", "thanks by the way!"),
 ]
 
 

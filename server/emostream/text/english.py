@@ -87,10 +87,19 @@ def _year(m: re.Match[str]) -> str:
 _LETTER_A = re.compile(r"(?<=[a-z,;] )A(?![\w'’-]|\.\w)")
 
 
+# chat shorthand said in full (espeak spelled thx as T H X and read idk as one word)
+_SHORTHAND = {
+    "thx": "thanks", "thnx": "thanks", "pls": "please", "plz": "please",
+    "btw": "by the way", "tbh": "to be honest", "imo": "in my opinion", "idk": "I don't know",
+}  # fmt: skip
+_SHORTHAND_RE = re.compile(r"\b(" + "|".join(_SHORTHAND) + r")\b", re.IGNORECASE)
+
+
 def normalize_english(text: str) -> str:
     """Rewrite money, clock times, ranges, phone numbers and years for espeak-ng; a
-    mid-sentence capital A is the letter's name (``eigh``)."""
+    mid-sentence capital A is the letter's name (``eigh``); chat shorthand is said in full."""
     text = _LETTER_A.sub("eigh", text)
+    text = _SHORTHAND_RE.sub(lambda m: _SHORTHAND[m.group(1).lower()], text)
     text = _MONEY.sub(_money, text)
     text = _TIME.sub(_time, text)
     text = _PHONE.sub(_phone, text)
