@@ -43,6 +43,11 @@ CASES: list[tuple[str, str, str]] = [
     (POLYPHONE, "第一行", "di4 yi1 hang2"),
     (POLYPHONE, "这一行代码", "zhe4 yi4 hang2 dai4 ma3"),
     (POLYPHONE, "一觉醒来", "yi2 jiao4 xing3 lai2"),  # jieba cut 一/觉醒/来
+    (POLYPHONE, "遛狗", "liu4 gou3"),  # pypinyin: liú
+    (POLYPHONE, "遛弯儿去", "liu4 wanr1 qu4"),
+    (NEUTRAL, "出去溜达", "chu1 qu4 liu1 da5"),
+    (NEUTRAL, "我的天哪", "wo3 de5 tian1 na5"),
+    (NEUTRAL, "今天哪儿都不去", "jin1 tian1 nar3 dou1 bu2 qu4"),  # not 天哪
     (POLYPHONE, "了不起", "liao3 bu5 qi3"),
     (POLYPHONE, "我还没还钱", "wo3 hai2 mei2 huan2 qian2"),
     (POLYPHONE, "还书", "huan2 shu1"),

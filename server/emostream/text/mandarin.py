@@ -450,9 +450,10 @@ WORDS: dict[str, str] = {
     "一行人": "yi1 xing2 ren2", "好学": "hao4 xue2", "干活儿": "gan4 huo2 er2",
     "哪里": "na3 li5", "那里": "na4 li5", "这里": "zhe4 li5", "还给": "huan2 gei3",
     "舰长": "jian4 zhang3", "艇长": "ting3 zhang3", "还款": "huan2 kuan3",
-    "一觉醒来": "yi1 jiao4 xing3 lai2",
+    "一觉醒来": "yi1 jiao4 xing3 lai2", "天哪": "tian1 na5", "溜达": "liu1 da5",
+    "遛弯儿": "liu4 wan1 er2", "遛弯": "liu4 wan1", "遛狗": "liu4 gou3",
 }  # fmt: skip
-_JIEBA_WORDS = ("一觉醒来",)
+_JIEBA_WORDS = ("一觉醒来", "天哪")
 # 不了 ending a phrase after nothing, an adverb or the speaker is a refusal, bù le (不了不了,
 # 我就不了); after a verb it is the potential complement, bù liǎo (去不了, 受不了)
 _REFUSAL_BEFORE = {"", "不了", "就", "还是", "先", "我", "那", "那我", "我就", "还", "也", "算"}
