@@ -67,6 +67,10 @@ class Settings:
     ray_replica_engine: str = "inprocess"  # the model replica's own runner (inprocess|process)
     cpu_threads: int = 1  # ONNX Runtime intra-op threads per session
     decode_workers: int = 2  # threads running model calls on CPU
+    # Opus encoder complexity (0-10) of every stream. 5: 5.2 ms of CPU per audio second on the
+    # 2-core machine; 1: 2.9 ms, with no DNSMOS difference measured (bench/opus_cost.py):
+    # lower it where front-end CPU is the limit (many streams per host).
+    opus_complexity: int = 5
     redis_url: str = ""  # empty: in-process cache only
     data_dir: str = "~/.local/share/emostream"  # cloned voices (SQLite)
     # Where cloned voices are registered: empty: SQLite in data_dir (one host, the default);

@@ -121,3 +121,28 @@ async def test_reference_voices_are_a_bounded_lru(registry: VoiceRegistry) -> No
         assert again.info.id == first.info.id and embedded == [*clips, clips[0]]
     finally:
         service.close()
+
+
+def test_opus_complexity_comes_from_settings(
+    registry: VoiceRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from emostream.codec.packetizer import FormatError, OutputFormat
+    from emostream.engine import service as service_module
+    from emostream.engine.streamer import UtteranceRequest
+
+    seen: list[OutputFormat] = []
+
+    def fake_stream(request: UtteranceRequest, *args: Any, **kwargs: Any) -> Any:
+        seen.append(request.fmt)
+        return iter(())
+
+    monkeypatch.setattr(service_module, "stream_utterance", fake_stream)
+    service = _service(registry, StubFamily(), Settings(opus_complexity=1, phrase_cache_bytes=0))
+    try:
+        request = UtteranceRequest(Built("x", _vec(0)), fmt=OutputFormat(bitrate=24000))  # type: ignore[arg-type]
+        service._output(request, None, None, False, "", None)  # type: ignore[arg-type]
+        assert seen == [OutputFormat(bitrate=24000, complexity=1)]
+    finally:
+        service.close()
+    with pytest.raises(FormatError, match="complexity 11"):
+        _service(registry, StubFamily(), Settings(opus_complexity=11))

@@ -40,6 +40,8 @@ class OutputFormat:
             )
         if not 6000 <= self.bitrate <= 256000:
             raise FormatError(f"bitrate {self.bitrate} outside 6000..256000")
+        if not 0 <= self.complexity <= 10:
+            raise FormatError(f"Opus complexity {self.complexity} outside 0..10")
 
     @property
     def frame_samples(self) -> int:

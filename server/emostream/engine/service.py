@@ -9,10 +9,12 @@ import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
 
+from emostream.codec.packetizer import OutputFormat
 from emostream.config import Settings
 from emostream.engine.admission import Admits, Verdict
 from emostream.engine.cached_stream import cached_utterance
@@ -84,6 +86,7 @@ class SpeechService:
         (:func:`emostream.voices.versions.model_versions`), part of the cache's keys (a family
         missing from it counts as version "")."""
         self.settings = settings
+        OutputFormat(complexity=settings.opus_complexity)  # FormatError now, not per stream
         self.catalog = catalog
         self.registry = registry
         size = settings.voice_cache_size if voice_cache_size is None else voice_cache_size
@@ -245,6 +248,10 @@ class SpeechService:
         lead_s: float | None,
         degraded: str = "",
     ) -> AsyncIterator[Packet | Event]:
+        if request.fmt.complexity != self.settings.opus_complexity:
+            fmt = replace(request.fmt, complexity=self.settings.opus_complexity)
+            request = replace(request, fmt=fmt)
+
         def live(texts: AsyncIterator[str]) -> AsyncIterator[Packet | Event]:
             out = stream_utterance(request, texts, self.runner, stats=stats)
             if isinstance(self.runner, StreamAffine):  # one backend for the stream's life
