@@ -18,7 +18,10 @@ Plans (``--plans``, default all):
   engine process before 2026-12-03: a 48-frame chunk used 48 of a 96-frame row);
 * ``filled-32-64-96``: the same buckets, windows filled to them (``ChunkSchedule.buckets``);
 * ``after``: windows filled to buckets 32/96 (``ENGINE_BUCKETS``: the engine process now);
-* ``after-b64``: ``after`` with batches up to 64 rows.
+* ``after-b64``: ``after`` with batches up to 64 rows;
+* ``after-linger``: ``after`` with the acoustic stage's linger (``StageSpec.linger_s``
+  40 ms, the engine's default ``EMOSTREAM_ENGINE_ACOUSTIC_LINGER_MS``): under load an
+  acoustic batch of few requests is held (the vocoder runs meanwhile) so more join it.
 
 Per plan: the vocoder's device ms per second of audio were every batch full (the padding
 and context its windows carry); ``knee``, the most streams (step 25) with no late chunk,
@@ -31,6 +34,9 @@ first audio p95, audio per wall second. Writes JSON::
 
     PYTHONPATH=server .venv/bin/python bench/engine_sim.py \\
         -o bench/results/2026-12-03-simulated-h200-engine-buckets.json
+    PYTHONPATH=server .venv/bin/python bench/engine_sim.py --plans after,after-linger \
+        --levels 1,250,500,750,850,1000,1250 \
+        -o bench/results/2026-12-03-simulated-h200-engine-acoustic-linger.json
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ import platform
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from emostream.engine.admission import AdmissionPolicy, decide
@@ -64,12 +70,14 @@ from emostream.engine.scheduler import EngineScheduler, StageSpec
 
 ROWS_32 = (1, 2, 4, 8, 12, 16, 20, 24, 28, 32)
 ROWS_64 = ROWS_32 + (40, 48, 56, 64)
-# name: (vocoder lengths, vocoder batch sizes, fill windows to the lengths)
-PLANS: dict[str, tuple[tuple[int, ...], tuple[int, ...], bool]] = {
-    "before": ((32, 64, 96), ROWS_32, False),
-    "filled-32-64-96": ((32, 64, 96), ROWS_32, True),
-    "after": (ENGINE_BUCKETS.frames, ENGINE_BUCKETS.batch_sizes, True),
-    "after-b64": (ENGINE_BUCKETS.frames, ROWS_64, True),
+LINGER_S = 0.04  # config.Settings.engine_acoustic_linger_ms's default
+# name: (vocoder lengths, vocoder batch sizes, fill windows to the lengths, acoustic linger)
+PLANS: dict[str, tuple[tuple[int, ...], tuple[int, ...], bool, float]] = {
+    "before": ((32, 64, 96), ROWS_32, False, 0.0),
+    "filled-32-64-96": ((32, 64, 96), ROWS_32, True, 0.0),
+    "after": (ENGINE_BUCKETS.frames, ENGINE_BUCKETS.batch_sizes, True, 0.0),
+    "after-b64": (ENGINE_BUCKETS.frames, ROWS_64, True, 0.0),
+    "after-linger": (ENGINE_BUCKETS.frames, ENGINE_BUCKETS.batch_sizes, True, LINGER_S),
 }
 CONTEXT = 14  # HiFi-GAN V1's frames of context per side
 
@@ -80,9 +88,10 @@ def _pct(xs: list[float], q: float) -> float:
 
 
 def _run(plan: str, streams: int, seconds: float, seed: int, *, admission: bool) -> SimResult:
-    lengths, rows, fill = PLANS[plan]
+    lengths, rows, fill, linger = PLANS[plan]
     cost = h200_table()
-    scheduler = EngineScheduler([ACOUSTIC_STAGE, StageSpec(VOCODER, rows, lengths)], cost)
+    acoustic = replace(ACOUSTIC_STAGE, linger_s=linger)
+    scheduler = EngineScheduler([acoustic, StageSpec(VOCODER, rows, lengths)], cost)
     schedule = ChunkSchedule(context=CONTEXT, buckets=lengths if fill else ())
     config = SimConfig(streams=streams, seconds=seconds, schedule=schedule, seed=seed)
     policy = AdmissionPolicy()
@@ -95,6 +104,7 @@ def _run(plan: str, streams: int, seconds: float, seed: int, *, admission: bool)
 def _figures(res: SimResult) -> dict[str, Any]:
     audio_s = res.audio_frames * FRAME_S
     voc = [p for p in res.plans if p[0] == VOCODER]
+    ac = [p for p in res.plans if p[0] == ACOUSTIC]
     streams = len(res.utterances_by_stream)
     return {
         "late_chunks": res.underruns,
@@ -118,13 +128,15 @@ def _figures(res: SimResult) -> dict[str, Any]:
         "vocoder_batches": len(voc),
         "vocoder_rows_mean": round(sum(p[1] for p in voc) / len(voc), 1) if voc else 0.0,
         "vocoder_padded_rows_mean": round(sum(p[2] for p in voc) / len(voc), 1) if voc else 0.0,
+        "acoustic_batches": len(ac),
+        "acoustic_rows_mean": round(sum(p[1] for p in ac) / len(ac), 2) if ac else 0.0,
     }
 
 
 def _full_batch_ms(plan: str) -> float:
     """Vocoder device ms per second of audio if every batch were full (utterances of 2-6 s,
     uniform): the padding and context the plan's windows carry, whatever the load."""
-    lengths, rows, fill = PLANS[plan]
+    lengths, rows, fill, _ = PLANS[plan]
     cost, spec = h200_table(), StageSpec(VOCODER, rows, lengths)
     schedule = ChunkSchedule(context=CONTEXT, buckets=lengths if fill else ())
     row = {n: cost.cost(VOCODER, spec.max_batch, n) / spec.max_batch for n in lengths}
@@ -166,12 +178,13 @@ def main(argv: list[str] | None = None) -> int:
         "plans": {},
     }
     for plan in args.plans.split(","):
-        lengths, rows, fill = PLANS[plan]
+        lengths, rows, fill, linger = PLANS[plan]
         schedule = ChunkSchedule(context=CONTEXT, buckets=lengths if fill else ())
         entry: dict[str, Any] = {
             "vocoder_lengths": list(lengths),
             "vocoder_batch_sizes": list(rows),
             "filled": fill,
+            "acoustic_linger_s": linger,
             "chunks_of_a_4s_utterance": [w.emitted for w in schedule.windows(344)],
             "windows_of_a_4s_utterance": [w.hi - w.lo for w in schedule.windows(344)],
             "vocoder_ms_per_audio_s_full_batches": round(_full_batch_ms(plan), 3),
@@ -190,8 +203,9 @@ def main(argv: list[str] | None = None) -> int:
         for lv in entry["levels"]:
             f, h = lv["admission_off"], lv["admission_on"]
             print(
-                f"  {lv['streams']:5d}: late {f['late_chunks']:6d}  first audio p95 "
-                f"{f['first_audio_ms']['p95']:7.1f} ms  {f['audio_s_per_wall_s']:6.1f}x  "
+                f"  {lv['streams']:5d}: late {f['late_chunks']:6d}  first audio p50/p95 "
+                f"{f['first_audio_ms']['p50']:5.1f}/{f['first_audio_ms']['p95']:6.1f} ms  "
+                f"{f['audio_s_per_wall_s']:6.1f}x  acoustic rows {f['acoustic_rows_mean']:4.1f}  "
                 f"vocoder {f['device_ms_per_audio_s'][VOCODER]:.3f} ms/audio-s  "
                 f"rows {f['vocoder_rows_mean']:4.1f}  | admission: late {h['late_chunks']:4d} "
                 f"p95 {h['first_audio_ms']['p95']:6.1f} ms {h['audio_s_per_wall_s']:6.1f}x",

@@ -20,3 +20,9 @@ def test_gpu_tuning_settings() -> None:
     env = {"EMOSTREAM_ACOUSTIC_GRAPHS": "1", "EMOSTREAM_SWITCH_INTERVAL_MS": "0.5"}
     s = Settings.from_env(env, workers=4)
     assert (s.workers, s.switch_interval_ms, s.acoustic_graphs) == (4, 0.5, True)
+
+
+def test_engine_acoustic_linger_setting() -> None:
+    assert Settings().engine_acoustic_linger_ms == 40.0
+    s = Settings.from_env({"EMOSTREAM_ENGINE_ACOUSTIC_LINGER_MS": "0"})
+    assert s.engine_acoustic_linger_ms == 0.0  # off

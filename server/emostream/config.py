@@ -42,6 +42,10 @@ class Settings:
     # False: admit every utterance, whatever the load (benchmarks of the raw ceiling; a
     # utilization of 1.0 alone still refuses on late chunks and the first-audio bound).
     engine_admission: bool = True
+    # Acoustic linger (engine=process): under load (demand >= 70 % of the device), an acoustic
+    # batch of few requests waits up to this long for more (the vocoder runs meanwhile), never
+    # past its first-audio deadline; an idle engine never waits. 0: off (run at once).
+    engine_acoustic_linger_ms: float = 40.0
     # -- cluster (README "Cluster": engine=ray, `emostream serve --ray`, the [ray] extra) -----
     ray_app: str = "emostream"  # the Serve application (its deployments are found by name)
     ray_address: str = ""  # serve --ray: ray.init address ("": a running cluster, else a new one)

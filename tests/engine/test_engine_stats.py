@@ -144,3 +144,11 @@ def test_loop_counts_batches_and_answers_fp16_as_float32(
     assert sum(r["loop"]["msgs_out"] for r in reports) >= 5  # welcome + 5 answers
     assert all(set(r) >= {"loop", "stages", "load", "cpu_s", "cost_ms"} for r in reports)
     assert any("t-decode" in r["cost_ms"] for r in reports)
+
+
+def test_acoustic_linger_reaches_only_acoustic_stages() -> None:
+    core = EngineCore({s.key: s for s in STAGES}, acoustic_linger_s=0.04)
+    assert core.scheduler.stages["t-acoustic"].linger_s == 0.04
+    assert core.scheduler.stages["t-decode"].linger_s == 0.0
+    assert EngineCore({s.key: s for s in STAGES}).scheduler.stages["t-acoustic"].linger_s == 0.0
+    core.close()

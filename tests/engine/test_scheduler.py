@@ -175,3 +175,100 @@ def test_windows_filling_their_buckets_serve_more_streams() -> None:
     assert filled.busy_by_stage[VOCODER] / filled.audio_frames < (
         0.8 * planned.busy_by_stage[VOCODER] / planned.audio_frames
     )
+
+
+# -- linger (the acoustic stage holds small batches under load) ----------------------------
+
+
+def loaded(linger_s: float = 0.04) -> EngineScheduler:
+    """An H200 scheduler whose device is loaded at t=0: acoustic calls arriving (~100 / s)
+    and full vocoder batches delivered (demand ~0.98 of the last 0.2 s), nothing queued."""
+    s = h200_scheduler(linger_s=linger_s)
+    rid = 1000
+    for k in range(20):  # acoustic arrivals (the device idle: each runs at once)
+        s.submit(rid, f"a{rid}", ACOUSTIC, length=40, now=-0.2 + 0.01 * k, track=False)
+        plan = s.schedule(-0.2 + 0.01 * k)
+        assert plan is not None and len(plan.items) == 1
+        s.complete(plan, -0.2 + 0.01 * k)
+        rid += 1
+    for _ in range(10):
+        for k in range(32):
+            s.submit(rid, f"v{k}", VOCODER, length=90, now=-0.01, due=5.0)
+            rid += 1
+        plan = s.schedule(-0.01)
+        assert plan is not None and len(plan.items) == 32
+        s.complete(plan, 0.0)
+    assert s.queued == 0 and s.load(0.0).demand_fraction > 0
+    return s
+
+
+def test_linger_batches_requests_arriving_within_the_bound() -> None:
+    s = loaded()
+    s.submit(1, "a1", ACOUSTIC, length=40, now=0.0, track=False)  # a first segment: urgent
+    assert s.schedule(0.0) is None and s.wake_at == 0.04  # held up to linger_s
+    s.submit(2, "a2", ACOUSTIC, length=40, now=0.01, track=False)
+    assert s.schedule(0.01) is None
+    s.submit(3, "a3", ACOUSTIC, length=40, now=0.02, track=False)
+    s.submit(4, "a4", ACOUSTIC, length=40, now=0.02, track=False)
+    assert s.schedule(0.02) is None and s.wake_at == 0.04  # the oldest's bound, not renewed
+    plan = s.schedule(0.04)
+    assert plan is not None and [i.rid for i in plan.items] == [1, 2, 3, 4]
+    assert s.stats.waited == 3
+
+
+def test_linger_zero_or_an_idle_engine_does_not_wait() -> None:
+    idle = h200_scheduler(linger_s=0.04)  # nothing ran: one stream's first segment
+    idle.submit(1, "a1", ACOUSTIC, length=40, now=0.0, track=False)
+    plan = idle.schedule(0.0)
+    assert plan is not None and len(plan.items) == 1 and idle.wake_at is None
+    off = loaded(linger_s=0.0)  # loaded, but linger off
+    off.submit(1, "a1", ACOUSTIC, length=40, now=0.0, track=False)
+    plan = off.schedule(0.0)
+    assert plan is not None and len(plan.items) == 1 and off.stats.held == 0
+
+
+def test_linger_never_holds_past_the_deadline_slack() -> None:
+    s = loaded()
+    cost = s.cost.cost
+    # a later segment's call, due in 25 ms: released when a 2-row batch would just make it
+    s.submit(1, "a1", ACOUSTIC, length=40, now=0.0, due=0.025, track=False)
+    assert s.schedule(0.0) is None
+    assert s.wake_at == 0.025 - cost(ACOUSTIC, 2, 40)
+    plan = s.schedule(s.wake_at)
+    assert plan is not None and s.wake_at is None and plan.started + plan.cost_s <= 0.025
+    # a first segment (urgent): its batch done within linger_budget_s of its submission
+    u = loaded(linger_s=1.0)
+    u.submit(1, "a1", ACOUSTIC, length=40, now=0.0, track=False)
+    assert u.schedule(0.0) is None
+    assert u.wake_at == u.linger_budget_s - cost(ACOUSTIC, 2, 40)
+    # meanwhile the vocoder runs, but never a batch that would overrun the latest start
+    for k in range(96):  # three full batches: 59 ms, past the acoustic call's 47 ms
+        u.submit(10 + k, f"v{k}", VOCODER, length=90, now=0.001, due=0.5)
+    latest = u.wake_at
+    assert latest is not None
+    t, rows = 0.001, 0
+    while (plan := u.schedule(t)) is not None and plan.stage == VOCODER:
+        assert t + plan.cost_s <= latest
+        t += plan.cost_s
+        rows += len(plan.items)
+        u.complete(plan, t)
+    if plan is None:  # nothing fits before the latest start: wait for it
+        assert u.wake_at == latest
+        t = latest
+        plan = u.schedule(t)
+    assert plan is not None and plan.stage == ACOUSTIC and 32 <= rows < 96
+    assert t + plan.cost_s <= u.linger_budget_s
+
+
+def test_linger_keeps_more_streams_in_real_time() -> None:
+    """At 950 simulated streams (past the ~850 knee) the acoustic batches of 2-3 requests
+    take the device time the vocoder needs; held to batch under load they leave it."""
+    n = 950
+    config = SimConfig(streams=n, seconds=8.0)
+    plain = simulate(config, h200_scheduler(), FakeDevice(h200_table()))
+    held = simulate(config, h200_scheduler(linger_s=0.04), FakeDevice(h200_table()))
+    assert plain.underruns > 0 and held.underruns == 0
+    assert held.busy_by_stage[ACOUSTIC] < 0.85 * plain.busy_by_stage[ACOUSTIC]
+    one = simulate(SimConfig(streams=1, seconds=8.0), h200_scheduler(linger_s=0.04),
+                   FakeDevice(h200_table()))  # fmt: skip
+    assert max(one.first_audio_s) < 0.005  # one stream: the acoustic call never waits

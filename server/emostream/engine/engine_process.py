@@ -14,7 +14,9 @@ request id, and publish the load for admission. One thread: the device call bloc
 and meanwhile new calls wait in the socket buffers. Where that thread's time goes and what
 the batches were (:class:`~emostream.engine.engine_stats.EngineStats`) is logged at info
 every ``stats_interval_s`` (``EMOSTREAM_ENGINE_STATS_S``, default 5; 0: never) as one line,
-``engine stats {json}``.
+``engine stats {json}``. Under load the acoustic stages linger
+(``EMOSTREAM_ENGINE_ACOUSTIC_LINGER_MS``, the scheduler's Linger): the loop then sleeps in
+its poll until the hold ends or a message comes.
 
 :class:`EngineHandle` starts the process and stops it (``serve`` does, once for all workers).
 """
@@ -104,7 +106,9 @@ class _Client:
 class EngineCore:
     """See the module docs. ``stages``: from :func:`collect_stages`; ``cost``: the prior
     of the measured cost per shape; ``stats_interval_s``: how often :meth:`serve` logs
-    :attr:`stats` (0: never)."""
+    :attr:`stats` (0: never); ``acoustic_linger_s``: the acoustic stages' linger
+    (:class:`~emostream.engine.scheduler.StageSpec`, ``EMOSTREAM_ENGINE_ACOUSTIC_LINGER_MS``;
+    0: none)."""
 
     def __init__(
         self,
@@ -114,11 +118,14 @@ class EngineCore:
         clock: Callable[[], float] = time.monotonic,
         window_s: float = 2.0,
         stats_interval_s: float = 5.0,
+        acoustic_linger_s: float = 0.0,
     ) -> None:
         self.stages = dict(stages)
         self.clock = clock
         self.cost = MeasuredCost(cost or CostTable({}, default=LinearCost(0.002)))
-        specs = [StageSpec(k, s.batch_sizes, s.lengths) for k, s in self.stages.items()]
+        specs = [StageSpec(k, s.batch_sizes, s.lengths,
+                           acoustic_linger_s if s.kind == "acoustic" else 0.0)
+                 for k, s in self.stages.items()]  # fmt: skip
         self.scheduler = EngineScheduler(specs, self.cost, window_s=window_s)
         self.status = StatusBlock()
         self._calls: dict[int, _Call] = {}
@@ -340,10 +347,12 @@ class EngineCore:
         logged = perf()
         while not stop():
             queued = self.scheduler.queued
+            wake = self.scheduler.wake_at  # a held stage (linger): nothing to run before then
+            timeout = 0.05 if not queued else 0.0 if wake is None else wake - self.clock()
             t0 = perf()
-            events = sel.select(0.0 if queued else 0.05)
+            events = sel.select(min(0.05, max(0.0, timeout)))
             t1 = perf()
-            seconds["poll" if queued else "wait"] += t1 - t0
+            seconds["poll" if queued and wake is None else "wait"] += t1 - t0
             for key, _ in events:
                 if key.data is None:
                     conn, _ = listener.accept()
@@ -454,7 +463,8 @@ def main(argv: list[str] | None = None) -> int:
     voices = [catalog.get(i.id) for i in catalog.infos()]
     stages = collect_stages(voices, device_stages(settings, voices))
     every = float(os.environ.get("EMOSTREAM_ENGINE_STATS_S") or 5.0)  # 0: no stats lines
-    core = EngineCore(stages, stats_interval_s=every)
+    linger = max(0.0, settings.engine_acoustic_linger_ms) / 1e3
+    core = EngineCore(stages, stats_interval_s=every, acoustic_linger_s=linger)
     stopping: list[int] = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

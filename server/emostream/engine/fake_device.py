@@ -23,7 +23,7 @@ import itertools
 import math
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from emostream.engine.batcher import ENGINE_BUCKETS
 from emostream.engine.chunker import ChunkSchedule, ChunkWindow
@@ -172,9 +172,10 @@ def simulate(
     now = 0.0
     plan: Plan | None = None
     busy_until = math.inf
+    wake = math.inf  # a held stage's release (EngineScheduler.wake_at)
     while True:
         next_event = events[0][0] if events else math.inf
-        now = min(next_event, busy_until)
+        now = min(next_event, busy_until, wake)
         if now > config.seconds:
             break
         if plan is not None and busy_until <= now:
@@ -186,19 +187,22 @@ def simulate(
             start(listener, now)
         if plan is None:
             plan = scheduler.schedule(now)
+            wake = math.inf if scheduler.wake_at is None else scheduler.wake_at
             if plan is not None:
                 took = device.run(plan)
                 res.busy_s += took
                 res.busy_by_stage[plan.stage] = res.busy_by_stage.get(plan.stage, 0.0) + took
                 busy_until = now + took
                 res.plans.append((plan.stage, len(plan.items), plan.batch, plan.length))
-        if plan is None and not events:
+        if plan is None and not events and wake == math.inf:
             break
     return res
 
 
-def h200_scheduler(**kwargs: float) -> EngineScheduler:
-    """A scheduler with the GPU path's stages (``acoustic``, ``vocoder``) and H200 costs."""
+def h200_scheduler(*, linger_s: float = 0.0, **kwargs: float) -> EngineScheduler:
+    """A scheduler with the GPU path's stages (``acoustic``, ``vocoder``) and H200 costs;
+    ``linger_s``: the acoustic stage's (see :class:`~emostream.engine.scheduler.StageSpec`)."""
     from emostream.engine.costs import h200_table
 
-    return EngineScheduler([ACOUSTIC_STAGE, VOCODER_STAGE], h200_table(), **kwargs)
+    acoustic = replace(ACOUSTIC_STAGE, linger_s=linger_s)
+    return EngineScheduler([acoustic, VOCODER_STAGE], h200_table(), **kwargs)
