@@ -208,6 +208,12 @@ CASES: list[tuple[str, str, str]] = [
     (NUMBER, "99+条消息", "jiu3 shi2 jiu3 jia1 tiao2 xiao1 xi5"),
     (NUMBER, "4K屏幕", "si4 K ping2 mu4"),  # a capital K stays a letter
     (NUMBER, "1+1=2", "yi1 jia1 yi1 deng3 yu2 er4"),
+    (NUMBER, "比分3-2", "bi3 fen1 san1 bi3 er4"),  # a score: 比, not 到
+    (NUMBER, "我们2-1赢了", "wo3 men5 er4 bi3 yi1 ying2 le5"),
+    (NUMBER, "需要10-15个人", "xu1 yao4 shi2 dao4 shi2 wu3 ge4 ren2"),  # a range stays 到
+    (NUMBER, "520快乐", "wu3 er4 ling2 kuai4 le4"),  # chat numbers digit by digit
+    (NUMBER, "520块", "wu2 bai3 er4 shi2 kuai4"),  # an amount stays a quantity
+    (NUMBER, "1314", "yi1 san1 yi1 si4"),
     (NUMBER, "2020-2025年", "er4 ling2 er4 ling2 dao4 er4 ling2 er4 wu3 nian2"),
     (NUMBER, "2024-05-01", "er4 ling2 er4 si4 nian2 wu3 yue4 yi1 ri4"),
     (NUMBER, "1月1日", "yi1 yue4 yi1 ri4"),

@@ -25,3 +25,9 @@ def test_emoji_are_dropped_not_read() -> None:
     assert normalize("哈哈😂。") == "哈哈。"
     assert normalize("👨\u200d👩\u200d👧 family ❤️").strip() == "family"
     assert normalize("25°C, ©2026") == "25°C, ©2026"  # symbols that are not emoji stay
+
+
+def test_heart_emoticon() -> None:
+    assert normalize("I <3 you") == "I love you"
+    assert normalize("爱你<3") == "爱你 "
+    assert normalize("x <30 y") == "x 30 y"  # a number, not a heart ("<" is spelled out)

@@ -98,8 +98,9 @@ _MEASURES_1 = set(
 _CODE_WORDS = re.compile(
     r"(电话|手机|号码|编号|房间|房号|车次|航班|密码|验证码|邮编|尾号|工号|学号|账号|QQ|分机|门牌|热线|拨打)"
 )
-_SLANG = re.compile(r"6{3,}|23{2,}|886")
+_SLANG = re.compile(r"6{3,}|23{2,}|886|520|521|1314|5201314|996")  # said digit by digit
 _EMERGENCY = {"110", "119", "120", "122", "114"}
+_SCORE_AFTER = set("赢输胜负领落战拿险")  # 3-2赢了, 2-1领先, 3-0落后
 _CURRENCY = {"¥": "元", "$": "美元", "€": "欧元", "£": "英镑"}
 _UNITS = {"km": "公里", "kg": "公斤", "cm": "厘米", "mm": "毫米", "ml": "毫升", "℃": "摄氏度",
           "°C": "摄氏度", "°": "度"}  # fmt: skip
@@ -275,6 +276,9 @@ def _read_match(m: re.Match[str]) -> str:
         year = text[end : end + 1] == "年" and len(a) == len(b) == 4
         if year:
             return f"{digits(a)}到{digits(b)}"
+        score = "比分" in text[max(0, start - 4) : start] or text[end : end + 1] in _SCORE_AFTER
+        if score and "." not in a + b:  # 比分3-2, 3-2赢了: a score, 三比二
+            return f"{_freeze(cardinal(int(a)))}比{_freeze(cardinal(int(b)))}"
         measure = _measure_after(text, end)
         return f"{_decimal(a, liang=measure)}到{_decimal(b, liang=measure)}"
     if kind == "atom":

@@ -22,6 +22,7 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _EMOJI = re.compile(
     "[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\ufe0e\ufe0f\u20e3\U000e0020-\U000e007f]+"
 )
+_HEART = re.compile(r"(?<![A-Za-z0-9<])<3+(?!\d)")
 _EMOJI_BEFORE_PUNCT = re.compile(rf"\s*{_EMOJI.pattern}(?=[!?.,;:，。！？；：、])")
 _SYMBOLS = {
     "&": " and ",
@@ -49,6 +50,7 @@ def normalize(text: str) -> str:
     text = _CONTROL.sub("", text)
     # NFKC folds full-width ASCII (Ａ１) to ASCII but keeps CJK punctuation (，。) as is.
     text = unicodedata.normalize("NFKC", text)
+    text = _HEART.sub(" " if has_cjk(text) else " love ", text)  # I <3 you
     text = _EMOJI_BEFORE_PUNCT.sub("", text)
     text = _EMOJI.sub(" ", text)
     text = _ELLIPSIS.sub("…", text)
