@@ -63,28 +63,8 @@ mkdir -p "$OUT" "$RES"
 rm -f "$RES/$NAME"-*
 exec > >(tee "$RES/$NAME-run.log") 2>&1
 export PY=${PY:-python3} PYTHONUNBUFFERED=1
-# Keep NVLink multicast off (the workplace's rule; harmless on one GPU).
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
-if [ -z "${EMOSTREAM_VOCODER_CHECKPOINT:-}" ]; then
-  # The HiFi-GAN universal generator in fp16, xz, staged in parts (gpu_loadtest.sh stage).
-  parts=(/tmp/hifigan/hifigan_fp16.pt.xz.part*)
-  if [ -f "${parts[0]}" ]; then
-    cat "${parts[@]}" | "$PY" -c \
-      'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.stdin.buffer), sys.stdout.buffer)' \
-      >/tmp/hifigan_fp16.pt || { echo "HiFi-GAN parts incomplete: ${parts[*]}"; exit 3; }
-    export EMOSTREAM_VOCODER_CHECKPOINT=/tmp/hifigan_fp16.pt
-  elif [ "$DEVICE" = cuda ]; then
-    echo "no /tmp/hifigan/hifigan_fp16.pt.xz.part*: stage .gpujob/lt* (bench/gpu_loadtest.sh)"
-    exit 3
-  fi
-fi
-export EMOSTREAM_EMBEDDED_VOICE=${EMOSTREAM_EMBEDDED_VOICE:-0}
-export EMOSTREAM_DEFAULT_VOICE=${EMOSTREAM_DEFAULT_VOICE:-af_heart}
-export EMOSTREAM_ACOUSTIC=${EMOSTREAM_ACOUSTIC:-on} EMOSTREAM_LOG_LEVEL=${EMOSTREAM_LOG_LEVEL:-info}
-export EMOSTREAM_ENGINE=process
-export EMOSTREAM_ACOUSTIC_GRAPHS=$GRAPHS
-export EMOSTREAM_MAX_STREAMS=${EMOSTREAM_MAX_STREAMS:-16384}
+. bench/gpu_engine_env.sh  # the checkpoint from the staged parts; the shared settings
 export READY_TIMEOUT_S=${READY_TIMEOUT_S:-300} IDLE_WAIT_S=${IDLE_WAIT_S:-60}
 export DEVICE SERVE_ARGS="--workers $WORKERS"
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" || true

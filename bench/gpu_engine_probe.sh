@@ -60,7 +60,6 @@ rm -f "$RES/$NAME"-*
 exec > >(tee "$RES/$NAME-run.log") 2>&1
 export PY=${PY:-python3} PYTHONUNBUFFERED=1
 PYSPY=${PYSPY:-$( [ -x /tmp/site/bin/py-spy ] && echo /tmp/site/bin/py-spy || command -v py-spy || true)}
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 # py-spy attaches with ptrace: under Yama ptrace_scope 1 without CAP_SYS_PTRACE only to
 # processes that allow it. Every Python process of the server runs this sitecustomize (first
 # on PYTHONPATH): prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY); a no-op elsewhere.
@@ -73,25 +72,9 @@ except Exception:
     pass
 PYEOF
 export PYTHONPATH=/tmp/probe-ptrace:/tmp/site${PYTHONPATH:+:$PYTHONPATH}
-if [ -z "${EMOSTREAM_VOCODER_CHECKPOINT:-}" ]; then
-  parts=(/tmp/hifigan/hifigan_fp16.pt.xz.part*)
-  if [ -f "${parts[0]}" ]; then
-    cat "${parts[@]}" | "$PY" -c \
-      'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.stdin.buffer), sys.stdout.buffer)' \
-      >/tmp/hifigan_fp16.pt || { echo "HiFi-GAN parts incomplete: ${parts[*]}"; exit 3; }
-    export EMOSTREAM_VOCODER_CHECKPOINT=/tmp/hifigan_fp16.pt
-  elif [ "$DEVICE" = cuda ]; then
-    echo "no /tmp/hifigan/hifigan_fp16.pt.xz.part*: stage .gpujob/lt1 and lt2 (bench/gpu_loadtest.sh)"
-    exit 3
-  fi
-fi
-export EMOSTREAM_EMBEDDED_VOICE=${EMOSTREAM_EMBEDDED_VOICE:-0}
-export EMOSTREAM_DEFAULT_VOICE=${EMOSTREAM_DEFAULT_VOICE:-af_heart}
-export EMOSTREAM_ACOUSTIC=${EMOSTREAM_ACOUSTIC:-on} EMOSTREAM_LOG_LEVEL=${EMOSTREAM_LOG_LEVEL:-info}
-export EMOSTREAM_ENGINE=process EMOSTREAM_ACOUSTIC_GRAPHS=$GRAPHS
+. bench/gpu_engine_env.sh  # the checkpoint from the staged parts; the shared settings
 export EMOSTREAM_ENGINE_ADMISSION=${EMOSTREAM_ENGINE_ADMISSION:-0}
 export EMOSTREAM_ENGINE_STATS_S=${EMOSTREAM_ENGINE_STATS_S:-2}
-export EMOSTREAM_MAX_STREAMS=${EMOSTREAM_MAX_STREAMS:-16384}
 export READY_TIMEOUT_S=${READY_TIMEOUT_S:-120} IDLE_WAIT_S=${IDLE_WAIT_S:-20}
 export DEVICE SERVE_ARGS="--workers $WORKERS"
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" || true
