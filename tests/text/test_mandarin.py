@@ -282,6 +282,8 @@ CASES: list[tuple[str, str, str]] = [
     (ERHUA, "小孩儿", "xiao3 hair2"),
     (ERHUA, "一块儿", "yi2 kuair4"),
     (ERHUA, "花儿", "huar1"),
+    (ERHUA, "今儿个天儿真好", "jinr1 ge5 tianr1 zhen1 hao3"),  # 儿 inside the word
+    (ERHUA, "明儿个见", "mingr2 ge5 jian4"),
     (ERHUA, "儿子", "er2 zi5"),
     (ERHUA, "女儿", "nv3 er2"),
     (ERHUA, "儿童", "er2 tong2"),

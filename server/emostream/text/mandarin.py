@@ -490,6 +490,7 @@ _ER_FULL = {
     "混血儿", "新生儿", "儿", "早产儿", "弃儿", "托儿",
 }  # fmt: skip
 
+_ER_DAYS = {"今儿个", "明儿个", "昨儿个", "前儿个", "后儿个"}  # Beijing day words
 _NUMERAL_CHARS = set("一二两三四五六七八九十百千万几每这那哪半弌幺")
 _SUBJECTS = {"我", "你", "他", "她", "它", "我们", "你们", "他们", "她们", "咱们", "大家", "谁",
              "就", "还", "也", "都", "总", "可", "又", "真", "非", "必须", "总得", "肯定"}  # fmt: skip
@@ -807,6 +808,11 @@ class MandarinFrontEnd:
     def _erhua(self, words: list[Word], i: int) -> None:
         w = words[i]
         syls = w.syllables
+        if w.text in _ER_DAYS and len(syls) == 3:  # 今儿个 jīnr ge: the 儿 inside the word
+            syls[0].erhua = True
+            syls[2].tone = 5
+            del syls[1]
+            return
         if not syls or syls[-1].char != "儿":
             return
         if len(syls) >= 2 and w.text not in _ER_FULL and w.text[-2:] not in _ER_FULL:
