@@ -44,7 +44,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import math
 import platform
 import sys
 import time
@@ -66,7 +65,7 @@ from emostream.engine.fake_device import (
     SimResult,
     simulate,
 )
-from emostream.engine.scheduler import EngineScheduler, StageSpec
+from emostream.engine.scheduler import EngineScheduler, StageSpec, nearest_rank
 
 ROWS_32 = (1, 2, 4, 8, 12, 16, 20, 24, 28, 32)
 ROWS_64 = ROWS_32 + (40, 48, 56, 64)
@@ -83,8 +82,7 @@ CONTEXT = 14  # HiFi-GAN V1's frames of context per side
 
 
 def _pct(xs: list[float], q: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, math.ceil(q * len(xs)) - 1)] if xs else 0.0
+    return nearest_rank(sorted(xs), q)
 
 
 def _run(plan: str, streams: int, seconds: float, seed: int, *, admission: bool) -> SimResult:

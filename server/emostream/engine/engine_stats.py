@@ -33,11 +33,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from emostream.engine.scheduler import nearest_rank
 
-def _pct(sorted_xs: list[float], q: float) -> float:
-    if not sorted_xs:
-        return 0.0
-    return sorted_xs[min(len(sorted_xs) - 1, max(0, math.ceil(q * len(sorted_xs)) - 1))]
+
+def _wait_ms(waits: list[float]) -> dict[str, float]:
+    """Count, p50, p95 and max of ``waits`` (seconds), in ms."""
+    xs = sorted(waits)
+    return {
+        "n": len(xs),
+        "p50": round(1e3 * nearest_rank(xs, 0.5), 2),
+        "p95": round(1e3 * nearest_rank(xs, 0.95), 2),
+        "max": round(1e3 * (xs[-1] if xs else 0.0), 2),
+    }
 
 
 def _hist_pct(hist: Counter[int], q: float) -> int:
@@ -73,7 +80,6 @@ class StageCounters:
     urgent_waits: list[float] = field(default_factory=list)
 
     def report(self, seconds: float) -> dict[str, Any]:
-        waits, urgent = sorted(self.waits), sorted(self.urgent_waits)
         b = max(self.batches, 1)
         host = self.schedule_s + self.prep_s + self.post_s + self.deliver_s
         return {
@@ -101,18 +107,8 @@ class StageCounters:
             },
             "late": self.late,
             "failed": self.failed,
-            "wait_ms": {
-                "n": len(waits),
-                "p50": round(1e3 * _pct(waits, 0.5), 2),
-                "p95": round(1e3 * _pct(waits, 0.95), 2),
-                "max": round(1e3 * (waits[-1] if waits else 0.0), 2),
-            },
-            "urgent_wait_ms": {
-                "n": len(urgent),
-                "p50": round(1e3 * _pct(urgent, 0.5), 2),
-                "p95": round(1e3 * _pct(urgent, 0.95), 2),
-                "max": round(1e3 * (urgent[-1] if urgent else 0.0), 2),
-            },
+            "wait_ms": _wait_ms(self.waits),
+            "urgent_wait_ms": _wait_ms(self.urgent_waits),
         }
 
 

@@ -30,7 +30,7 @@ schedulers competing for the device.
   least ``linger_demand`` of it: an idle engine never waits, so one stream's first audio is
   as fast as without); the stage's recent arrivals make one more request likely before the
   hold ends; and the hold ends in the future. It ends at the earliest of: its oldest item's
-  submission + ``linger_s``, and the **latest start**: the earliest :meth:`~EngineScheduler.hold_by`
+  submission + ``linger_s``, and the **latest start**: the earliest :meth:`~EngineScheduler.close_by`
   of its items (the due time; for an urgent item, a first segment's call, its submission +
   ``linger_budget_s``) less the cost of the batch with one more row. Meanwhile the most
   urgent item of another stage runs, in a batch that also ends by that latest start (no
@@ -62,6 +62,13 @@ from typing import Any, Protocol
 # A lingering stage's batch is "small" while its cost per row is above this multiple of a
 # full batch's (H200 acoustic graphs: held below 16 rows, 0.41 vs 0.33 ms a request).
 LINGER_GAIN = 1.25
+
+
+def nearest_rank(sorted_xs: list[float], q: float) -> float:
+    """The ``q`` quantile of ascending ``sorted_xs`` by nearest rank (0.0 when empty)."""
+    if not sorted_xs:
+        return 0.0
+    return sorted_xs[min(len(sorted_xs) - 1, max(0, math.ceil(q * len(sorted_xs)) - 1))]
 
 
 @dataclass(frozen=True)
@@ -202,13 +209,13 @@ class EngineScheduler:
         only while the device's demand (rows at full-batch cost) was at least this share of
         the last this long; ``linger_budget_s``: a held urgent item's batch must be done
         this soon after its submission (module docs: Linger)."""
+        if not 0.0 < linger_window_s <= window_s:  # the demand is read from load()'s window
+            raise ValueError(f"linger_window_s must be in (0, window_s]: {linger_window_s}")
         self.urgent_budget_s = urgent_budget_s
         self.linger_demand = linger_demand
         self.linger_window_s = linger_window_s
         self.linger_budget_s = linger_budget_s
         self.wake_at: float | None = None  # set by schedule(): a hold ends then (else None)
-        self._recent: deque[tuple[float, float]] = deque()  # (end, rows at full-batch cost)
-        self._recent_s = 0.0  # their sum
         self._arrivals: dict[str, deque[float]] = {}  # lingering stages' recent submissions
         self.stages: dict[str, StageSpec] = {}
         self.cost = cost
@@ -330,10 +337,13 @@ class EngineScheduler:
         head = self._head()
         return None if head is None else head.due
 
-    def close_by(self, item: WorkItem) -> float:
+    def close_by(self, item: WorkItem, budget_s: float | None = None) -> float:
         """When ``item``'s batch must be done: its due time, or for an urgent item (due on
-        submission) ``urgent_budget_s`` after it was submitted."""
-        return item.submitted + self.urgent_budget_s if item.urgent else item.due
+        submission) ``budget_s`` after it was submitted (default ``urgent_budget_s``; a held
+        batch's: ``linger_budget_s``)."""
+        if not item.urgent:
+            return item.due
+        return item.submitted + (self.urgent_budget_s if budget_s is None else budget_s)
 
     def schedule(self, now: float) -> Plan | None:
         """The next batch to run (its items leave the queue), or None when none is queued
@@ -387,17 +397,12 @@ class EngineScheduler:
     def _demand(self, now: float) -> float:
         """The device share the rows delivered in the last ``linger_window_s`` would take
         in full batches (the load; the busy share overstates it when batches are small)."""
-        recent, start = self._recent, now - self.linger_window_s
-        while recent and recent[0][0] <= start:
-            self._recent_s -= recent.popleft()[1]
-        if not recent:
-            self._recent_s = 0.0
-        return self._recent_s / self.linger_window_s
-
-    def hold_by(self, item: WorkItem) -> float:
-        """When a held ``item``'s batch must be done: its due time, or for an urgent item
-        ``linger_budget_s`` after its submission."""
-        return item.submitted + self.linger_budget_s if item.urgent else item.due
+        start, work = now - self.linger_window_s, 0.0
+        for end, w in reversed(self._work):  # newest first; load() keeps window_s of them
+            if end <= start:
+                break
+            work += w
+        return work / self.linger_window_s
 
     def _hold(self, spec: StageSpec, now: float) -> tuple[float, float] | None:
         """``(release, latest start)`` when ``spec``'s batch is to be held now, else None
@@ -413,7 +418,7 @@ class EngineScheduler:
         if self.cost.cost(spec.key, spec.batch_bucket(rows), length) <= LINGER_GAIN * full * rows:
             return None  # big enough: holding would save little
         more = self.cost.cost(spec.key, spec.batch_bucket(rows + 1), length)
-        latest = min(self.hold_by(i) for i in items) - more
+        latest = min(self.close_by(i, self.linger_budget_s) for i in items) - more
         release = min(min(i.submitted for i in items) + spec.linger_s, latest)
         if release <= now:
             return None
@@ -505,8 +510,6 @@ class EngineScheduler:
         self._busy.append((plan.started, now))
         work = self.row_cost(plan.stage, plan.length) * len(plan.items)
         self._work.append((now, work))
-        self._recent.append((now, work))
-        self._recent_s += work
         self.stats.busy_s += now - plan.started
         out: list[Delivery] = []
         for item in plan.items:
@@ -558,8 +561,7 @@ class EngineScheduler:
         while self._starts and self._starts[0] <= start:
             self._starts.popleft()
         busy = sum(min(b, now) - max(a, start) for a, b in self._busy if b > start)
-        lat = sorted(x for _, x in self._urgent)
-        p95 = lat[min(len(lat) - 1, math.ceil(0.95 * len(lat)) - 1)] if lat else 0.0
+        p95 = nearest_rank(sorted(x for _, x in self._urgent), 0.95)
         return LoadSnapshot(
             now=now,
             live_streams=self.live_streams(now),
