@@ -46,6 +46,8 @@ class Settings:
     # batch of few requests waits up to this long for more (the vocoder runs meanwhile), never
     # past its first-audio deadline; an idle engine never waits. 0: off (run at once).
     engine_acoustic_linger_ms: float = 40.0
+    # The engine process logs one `engine stats {json}` line this often, seconds (0: never).
+    engine_stats_s: float = 5.0
     # -- cluster (README "Cluster": engine=ray, `emostream serve --ray`, the [ray] extra) -----
     ray_app: str = "emostream"  # the Serve application (its deployments are found by name)
     ray_address: str = ""  # serve --ray: ray.init address ("": a running cluster, else a new one)

@@ -462,9 +462,8 @@ def main(argv: list[str] | None = None) -> int:
     catalog = load_catalog(settings)
     voices = [catalog.get(i.id) for i in catalog.infos()]
     stages = collect_stages(voices, device_stages(settings, voices))
-    every = float(os.environ.get("EMOSTREAM_ENGINE_STATS_S") or 5.0)  # 0: no stats lines
     linger = max(0.0, settings.engine_acoustic_linger_ms) / 1e3
-    core = EngineCore(stages, stats_interval_s=every, acoustic_linger_s=linger)
+    core = EngineCore(stages, stats_interval_s=settings.engine_stats_s, acoustic_linger_s=linger)
     stopping: list[int] = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
