@@ -82,8 +82,11 @@ def _year(m: re.Match[str]) -> str:
     return f"{m.group(1)} {spoken}{plural}"
 
 
+# The letter A as espeak says it (eɪ): it reads every lone "A" as the article (ɐ), in English
+# text and in letters spelled inside Mandarin alike (APP → ɐ piː piː).
+LETTER_A = "eigh"
 # A capital A standing alone after a lower-case word (plan A, option A or B, an A on the test)
-# is the letter; espeak reads every lone A as the article (ɐ). Sentence-initial A is left alone.
+# is the letter. Sentence-initial A is left alone.
 _LETTER_A = re.compile(r"(?<=[a-z,;] )A(?![\w'’-]|\.\w)")
 
 
@@ -98,7 +101,7 @@ _SHORTHAND_RE = re.compile(r"\b(" + "|".join(_SHORTHAND) + r")\b", re.IGNORECASE
 def normalize_english(text: str) -> str:
     """Rewrite money, clock times, ranges, phone numbers and years for espeak-ng; a
     mid-sentence capital A is the letter's name (``eigh``); chat shorthand is said in full."""
-    text = _LETTER_A.sub("eigh", text)
+    text = _LETTER_A.sub(LETTER_A, text)
     text = _SHORTHAND_RE.sub(lambda m: _SHORTHAND[m.group(1).lower()], text)
     text = _MONEY.sub(_money, text)
     text = _TIME.sub(_time, text)

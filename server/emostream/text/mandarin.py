@@ -34,6 +34,8 @@ from functools import cached_property
 from itertools import pairwise
 from typing import Any
 
+from emostream.text.english import LETTER_A
+
 FROZEN_YI = "弌"  # 一 read yi1 whatever follows (digit readings)
 
 _HAN = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -360,15 +362,14 @@ _FULLWIDTH |= {"％": "%", "＋": "+", "￥": "¥", "＄": "$", "－": "-", "／
 _FW_BETWEEN_DIGITS = re.compile(r"(?<=\d)[：．～](?=\d)")
 _HAHA = re.compile(r"(?<![A-Za-z])[hH]{2,}(?![A-Za-z])")
 _ACRONYM = re.compile(r"(?<![A-Za-z])([A-Z]{2,5})(?![A-Za-z])")
-# Capitals that Mandarin chat writes but says as one English word (打BOSS, 立FLAG, hold住,
-# get到, 好LOW, 有BUG); every other run of 2-5 capitals is spelled (APP, GDP, NPC, YYDS).
-_LETTER_A = "eigh"
 # chat abbreviations written in lower case and said letter by letter (yyds 永远的神 → Y Y D S)
 _LOWER_RUN = re.compile(r"(?<![A-Za-z])([a-z]{2,5})(?![A-Za-z])")
 _SPELLED_LOWER = {
     "yyds", "awsl", "xswl", "dbq", "nsdd", "kswl", "zqsg", "bdjw", "srds", "nbcs", "plmm",
     "xjj", "xgg", "yysy", "xdm", "nb", "cp", "pk", "gg", "dd", "bgm", "npc", "ssr", "dlc",
 }  # fmt: skip
+# Capitals that Mandarin chat writes but says as one English word (打BOSS, 立FLAG, hold住,
+# get到, 好LOW, 有BUG); every other run of 2-5 capitals is spelled (APP, GDP, NPC, YYDS).
 _SPOKEN_AS_WORD = {"OK": "OK"} | {
     w: w.lower()
     for w in (
@@ -401,9 +402,7 @@ def prepare(text: str, *, force: bool = False) -> str:
             return word
         if word in _SPOKEN_AS_WORD:
             return _SPOKEN_AS_WORD[word]
-        # espeak reads a spelled "A" before another letter as the article (APP → ɐ piː piː,
-        # AI → ɐ aɪ); "eigh" is the letter's name (eɪ) in any position.
-        return " ".join(_LETTER_A if c == "A" else c for c in word)
+        return " ".join(LETTER_A if c == "A" else c for c in word)  # APP: eɪ piː piː
 
     def spell_lower(m: re.Match[str]) -> str:
         if m.group(1) not in _SPELLED_LOWER or not _zh_context(m.string, m.start(), m.end()):

@@ -50,13 +50,14 @@ def normalize(text: str) -> str:
     text = _CONTROL.sub("", text)
     # NFKC folds full-width ASCII (Ａ１) to ASCII but keeps CJK punctuation (，。) as is.
     text = unicodedata.normalize("NFKC", text)
-    text = _HEART.sub(" " if has_cjk(text) else " love ", text)  # I <3 you
+    cjk = has_cjk(text)  # what follows neither adds nor removes hanzi
+    text = _HEART.sub(" " if cjk else " love ", text)  # I <3 you
     text = _EMOJI_BEFORE_PUNCT.sub("", text)
     text = _EMOJI.sub(" ", text)
     text = _ELLIPSIS.sub("…", text)
     text = _NEWLINES.sub("\n", text)
     text = _SPACES.sub(" ", text)
-    if not has_cjk(text):
+    if not cjk:
         text = "".join(_SYMBOLS.get(ch, ch) for ch in text)
         text = _SPACES.sub(" ", text)
     return text
