@@ -54,7 +54,7 @@
 #   2b. optional, trains the light CPU vocoder alongside (emostream.train.vocoder_gan, against
 #      HiFi-GAN V1 universal on the corpus mels; NOT RUN YET with real V1 weights):
 #      carry [".gpujob/v02c"]:  bash models/recipes/gpu_window_v02.sh stage c
-#   3. (restore models/acoustic first: `git checkout -- models/acoustic`)
+#   3. (restore models/acoustic and models/vocoder first: `git checkout -- models/acoustic models/vocoder`)
 #      bash models/recipes/gpu_window_v02.sh start RENDER_S TRAIN_S
 #   4.. bash models/recipes/gpu_window_v02.sh watch SECONDS      (keeps the lease, reports)
 #   last: bash models/recipes/gpu_window_v02.sh collect WAIT_S   (checkpoint → $OUT in parts)
@@ -106,7 +106,6 @@ PY
       --en 200 --zh 200 --seed $((SEED + 100))
     .venv/bin/python -m emostream.train.corpus_cli plan --text "$VTXT" --voices "$V" \
       --out "$B/plan_val" --seed $((SEED + 100)) --only "$VAL_VOICES" --limit "${VAL_LINES:-150}"
-    cp "$B/plan/voices.npz" "$B/plan_val/"  # the renderer reads the style tables from the plan
   elif [ "${VAL_NEW:-0}" = 1 ]; then  # validation: new timbres (another seed), mostly Mandarin
     VTXT=.gpujob/v02text-s$((SEED + 100))
     [ -f "$VTXT/zh.txt" ] || .venv/bin/python -m emostream.train.corpus_cli text --out "$VTXT" \
@@ -115,8 +114,10 @@ PY
       --out "$B/plan_val" --seed $((SEED + 200)) --new-only --blends-en 2 --blends-zh 3 \
       --cross-en 1 --cross-zh 6 --limit "${VAL_LINES:-150}" \
       --exclude "${HELD_OUT:-af_river,am_echo,bf_alice,bm_fable,zf_xiaoyi,zm_yunxia}"
-    cp "$B/plan/voices.npz" "$B/plan_val/"
   fi
+  # The renderer reads the style tables from the plan folder; stage b copies plan's
+  # voices.npz (9 MB) into plan_val there rather than sending it twice.
+  [ -d "$B/plan_val" ] && rm -f "$B/plan_val/voices.npz"
   C=.gpujob/v02c; rm -rf "$C"; mkdir -p "$C"
   .venv/bin/python - "$C/hifigan_v1_fp16.pt" <<'PY'
 import sys, torch
@@ -130,6 +131,9 @@ hide)
   rm -rf /tmp/v02-hidden; mkdir -p /tmp/v02-hidden  # restored with git checkout
   mv models/corpus/plan models/acoustic /tmp/v02-hidden/ 2>/dev/null
   [ "${HIDE_CORPUS:-1}" = 0 ] || mv models/corpus/v1 /tmp/v02-hidden/
+  # the light vocoder (8.6 MB) too, unless a light-vocoder window needs it (vstart, stage c)
+  [ "${HIDE_VOCODER:-1}" = 0 ] || { mkdir -p /tmp/v02-hidden/vocoder
+    mv models/vocoder/*.onnx /tmp/v02-hidden/vocoder/; }
   du -sh --exclude=.git --exclude=.venv --exclude=node_modules . ;;
 stage)
   part=${2:?a|b}
@@ -140,7 +144,10 @@ stage)
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
       --target $W/site .gpujob/v02a/whl/*.whl && echo "wheels ok"
   else
-    cp -r .gpujob/v02b/plan $W/; [ -d .gpujob/v02b/plan_val ] && cp -r .gpujob/v02b/plan_val $W/
+    cp -r .gpujob/v02b/plan $W/
+    if [ -d .gpujob/v02b/plan_val ]; then
+      cp -r .gpujob/v02b/plan_val $W/; cp -n $W/plan/voices.npz $W/plan_val/
+    fi
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
       --target $W/site .gpujob/v02b/whl/*.whl 2>/dev/null && echo "onnx wheel ok"
     cat $W/k.xz.00 $W/k.xz.01 $W/k.xz.02 | xz -d > $W/kokoro.onnx && rm $W/k.xz.*
