@@ -50,3 +50,26 @@ def test_push_after_finish_fails() -> None:
 def test_bad_formats(kw: dict[str, object]) -> None:
     with pytest.raises(FormatError):
         OutputFormat(**kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("codec,rate", [("opus", 48000), ("opus", 16000), ("pcm_s16le", 24000)])
+def test_push_each_gives_the_same_packets_one_at_a_time(codec: str, rate: int) -> None:
+    fmt = OutputFormat(codec, rate)  # type: ignore[arg-type]
+    sig = tone(0.6, 22050)
+    whole, each = Packetizer(fmt, in_rate=22050), Packetizer(fmt, in_rate=22050)
+    first = 18 * 256  # the engine path's first chunk
+    encoded: list[int] = []
+    inner = each._encode
+
+    def counted(frame: np.ndarray) -> bytes:
+        encoded.append(1)
+        return inner(frame)
+
+    each._encode = counted  # type: ignore[method-assign]
+    packets = each.push_each(sig[:first])
+    head = next(packets)
+    assert len(encoded) == 1  # the first packet left before the chunk's other packets were made
+    got = [head, *packets, *each.push(sig[first:]), *each.finish()]
+    want = whole.push(sig[:first]) + whole.push(sig[first:]) + whole.finish()
+    assert len(want) >= 30 and got == want
+    assert each.samples_out == whole.samples_out

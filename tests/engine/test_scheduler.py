@@ -272,3 +272,36 @@ def test_linger_keeps_more_streams_in_real_time() -> None:
     one = simulate(SimConfig(streams=1, seconds=8.0), h200_scheduler(linger_s=0.04),
                    FakeDevice(h200_table()))  # fmt: skip
     assert max(one.first_audio_s) < 0.005  # one stream: the acoustic call never waits
+
+
+def test_engine_with_the_default_linger_never_delays_one_stream() -> None:
+    """The engine loop as served (EngineCore, the default EMOSTREAM_ENGINE_ACOUSTIC_LINGER_MS,
+    the H200 cost table, the clock advanced by each batch's cost): one stream speaking
+    utterance after utterance, each acoustic call runs in the step that follows its
+    submission, never held, and so does every vocoder window."""
+    from emostream.config import Settings
+    from emostream.engine.engine_process import EngineCore, _Call
+    from emostream.voices.base import BatchedStage
+
+    now = [0.0]
+    stages = {ACOUSTIC: BatchedStage(ACOUSTIC, "acoustic", lambda rs: list(rs), (1, 2, 4, 8, 16, 32)),
+              VOCODER: BatchedStage(VOCODER, "decode", None, (1, 2, 4, 8, 16, 32), (32, 96))}  # fmt: skip
+    linger = Settings().engine_acoustic_linger_ms / 1e3
+    assert linger > 0  # the default lingers: what this checks is that it waits for load
+    core = EngineCore(stages, cost=h200_table(), clock=lambda: now[0], acoustic_linger_s=linger)
+    sched = core.scheduler
+    rid = 0
+    for utterance in range(30):
+        for k, (stage, length) in enumerate([(ACOUSTIC, 40), (VOCODER, 32), (VOCODER, 96)]):
+            rid += 1
+            due = now[0] if k < 2 else now[0] + 0.2  # first chunk urgent, the next has slack
+            stream = "" if stage == ACOUSTIC else "s1"
+            sched.submit(rid, (1, stream or f"a-{rid}"), stage, length=length, now=now[0],
+                         due=due, payload=_Call(None, rid, -1, None, None, None),  # type: ignore[arg-type]
+                         track=bool(stream))  # fmt: skip
+            plan = sched.schedule(now[0])
+            assert plan is not None and sched.wake_at is None, (utterance, stage)
+            now[0] += plan.cost_s
+            sched.complete(plan, now[0])
+        now[0] += 0.005  # the front end's work between utterances
+    assert sched.stats.held == 0

@@ -16,6 +16,12 @@ Requests are padded to the bucket (unit id 0 and empty rows are padding; the mod
 both, so results equal an unpadded run up to float rounding). A batch that fits no bucket
 (very long segments) runs eagerly; ``eager_batches`` counts those. With
 ``cuda_graphs=False`` the same bucketed steps run eagerly (the CPU tests use that).
+
+The graphs go into a :class:`~emostream.engine.graph_pool.GraphPool` (one of their own, or
+the process's shared one), captured largest first. The pool's invariant holds here: a call
+replays its graphs on one stream and copies the durations and the mels to the host (a
+device sync) before it returns; between the two graphs only eager kernels on the same
+stream read the first graph's outputs.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from emostream.engine.graph_pool import CaptureReport, CudaGraphDevice, GraphJob, GraphPool
 from emostream.models.acoustic import AcousticModel
 from emostream.voices.acoustic import AcousticRequest, collate, infer_batch, split_latents
 from emostream.voices.base import Latent
@@ -65,13 +72,20 @@ class GraphedAcoustic:
         units: Sequence[int] = UNITS,
         frames: Sequence[int] = FRAMES,
         max_cells: int = MAX_CELLS,
+        pool: GraphPool | None = None,
     ) -> None:
+        """``pool``: the graph pool to capture into (a process's shared one); default, on
+        CUDA with graphs, a pool of its own. A pool given with ``cuda_graphs`` is used on
+        any device (the CPU tests give one over a fake device)."""
         self.model = model
         self.device = torch.device(device)
-        self.cuda_graphs = cuda_graphs and self.device.type == "cuda"
+        self.cuda_graphs = cuda_graphs and (self.device.type == "cuda" or pool is not None)
         self.batches, self.units, self.frames = tuple(batches), tuple(units), tuple(frames)
         self.max_cells = max_cells
-        self._pool: Any = torch.cuda.graph_pool_handle() if self.cuda_graphs else None
+        if pool is None and self.cuda_graphs:
+            pool = GraphPool(CudaGraphDevice(self.device))
+        self.pool = pool if self.cuda_graphs else None
+        self.capture_report: CaptureReport | None = None  # of capture_all()'s captures
         self._stage1: dict[tuple[int, int], _Graph] = {}
         self._stage2: dict[tuple[int, int], _Graph] = {}
         self.calls = 0  # batches served
@@ -87,55 +101,76 @@ class GraphedAcoustic:
 
     def capture_all(self) -> None:
         """Capture every bucket now (start-up), not on a stream's first request."""
+        if self.pool is not None:
+            self.capture_report = self.pool.capture_all(self.graph_jobs())
+        else:
+            self._eager_all()
         one, two = self.shapes()
-        for key in one:
-            self._units_graph(*key)
-        for key in two:
-            self._decode_graph(*key)
         log.info("acoustic model: %d + %d bucket graphs ready", len(one), len(two))
+
+    def graph_jobs(self, part: str = "acoustic") -> list[GraphJob]:
+        """The captures of every bucket not captured yet, for :meth:`GraphPool.capture_all`
+        (a shared pool orders them with other models')."""
+        one, two = self.shapes()
+        jobs = [self._job(part, "units", k) for k in one if k not in self._stage1]
+        return jobs + [self._job(part, "decode", k) for k in two if k not in self._stage2]
 
     # -- graphs ------------------------------------------------------------------------
 
-    def _build(self, fn: Any, inputs: tuple[torch.Tensor, ...]) -> _Graph:
-        with torch.inference_mode():
-            if not self.cuda_graphs:
-                return _Graph(inputs, (), None)
-            side = torch.cuda.Stream(self.device)  # type: ignore[no-untyped-call]
-            side.wait_stream(torch.cuda.current_stream(self.device))
-            with torch.cuda.stream(side):
-                for _ in range(2):  # warm-up (kernel selection) before capture
-                    fn(*inputs)
-            torch.cuda.current_stream(self.device).wait_stream(side)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph, pool=self._pool):
-                outputs = fn(*inputs)
-        return _Graph(inputs, tuple(outputs) if isinstance(outputs, tuple) else (outputs,), graph)
+    def _job(self, part: str, step: str, key: tuple[int, int]) -> GraphJob:
+        fn: Any
+        if step == "units":
+            inputs, fn, table = self._units_inputs(*key), self.model.infer_units, self._stage1
+        else:
+            inputs, fn, table = self._decode_inputs(*key), self.model.decode, self._stage2
+
+        def keep(graph: Any, outputs: tuple[Any, ...]) -> None:
+            table[key] = _Graph(inputs, outputs, graph)
+
+        return GraphJob(f"{part} {step}", key, fn, inputs, keep)
+
+    def _eager_all(self) -> None:
+        one, two = self.shapes()
+        for key in one:
+            self._stage1.setdefault(key, _Graph(self._units_inputs(*key), (), None))
+        for key in two:
+            self._stage2.setdefault(key, _Graph(self._decode_inputs(*key), (), None))
+
+    def _units_inputs(self, batch: int, units: int) -> tuple[torch.Tensor, ...]:
+        d = self.model.config
+        return (
+            torch.zeros(batch, units, dtype=torch.long, device=self.device),
+            torch.zeros(batch, units, dtype=torch.long, device=self.device),
+            torch.zeros(batch, units, dtype=torch.long, device=self.device),
+            torch.zeros(batch, d.speaker_dim, device=self.device),
+            torch.zeros(batch, dtype=torch.long, device=self.device),
+            torch.ones(batch, device=self.device),
+            torch.ones(batch, 5, device=self.device),
+        )
+
+    def _decode_inputs(self, batch: int, frames: int) -> tuple[torch.Tensor, ...]:
+        return (
+            torch.zeros(batch, frames, self.model.config.d_model, device=self.device),
+            torch.ones(batch, frames, dtype=torch.bool, device=self.device),
+        )
+
+    def _graph(self, step: str, key: tuple[int, int]) -> _Graph:
+        table = self._stage1 if step == "units" else self._stage2
+        g = table.get(key)
+        if g is None:
+            if self.pool is not None:
+                self.pool.capture_all([self._job("acoustic", step, key)])
+            else:
+                inputs = self._units_inputs(*key) if step == "units" else self._decode_inputs(*key)
+                table[key] = _Graph(inputs, (), None)
+            g = table[key]
+        return g
 
     def _units_graph(self, batch: int, units: int) -> _Graph:
-        g = self._stage1.get((batch, units))
-        if g is None:
-            d = self.model.config
-            inputs = (
-                torch.zeros(batch, units, dtype=torch.long, device=self.device),
-                torch.zeros(batch, units, dtype=torch.long, device=self.device),
-                torch.zeros(batch, units, dtype=torch.long, device=self.device),
-                torch.zeros(batch, d.speaker_dim, device=self.device),
-                torch.zeros(batch, dtype=torch.long, device=self.device),
-                torch.ones(batch, device=self.device),
-                torch.ones(batch, 5, device=self.device),
-            )
-            g = self._stage1[(batch, units)] = self._build(self.model.infer_units, inputs)
-        return g
+        return self._graph("units", (batch, units))
 
     def _decode_graph(self, batch: int, frames: int) -> _Graph:
-        g = self._stage2.get((batch, frames))
-        if g is None:
-            inputs = (
-                torch.zeros(batch, frames, self.model.config.d_model, device=self.device),
-                torch.ones(batch, frames, dtype=torch.bool, device=self.device),
-            )
-            g = self._stage2[(batch, frames)] = self._build(self.model.decode, inputs)
-        return g
+        return self._graph("decode", (batch, frames))
 
     @staticmethod
     def _run(g: _Graph, fn: Any, values: Sequence[torch.Tensor]) -> tuple[torch.Tensor, ...]:
@@ -161,7 +196,9 @@ class GraphedAcoustic:
         with torch.inference_mode():
             host = collate(requests, width=width, rows=rows)
             h, dur = self._run(self._units_graph(rows, width), self.model.infer_units, host)
-            durs = dur.cpu().numpy().astype(np.int64)  # the one host sync before decoding
+            # Host copies (a sync) whatever the device: the graphs' static outputs are
+            # rewritten by their next replay (the pool's invariant, emostream.engine.graph_pool).
+            durs = dur.to("cpu", copy=True).numpy().astype(np.int64)  # the one sync before decode
             longest = max(int(durs.sum(axis=1).max()), 1)
             frames = bucket(longest, self.frames)
             if frames is not None and rows * frames > self.max_cells:
@@ -172,5 +209,5 @@ class GraphedAcoustic:
                 mel = self.model.decode(x, pad)
             else:
                 (mel,) = self._run(self._decode_graph(rows, frames), self.model.decode, (x, pad))
-            mels = mel[: len(requests)].float().cpu().numpy()
+            mels = mel[: len(requests)].to("cpu", torch.float32, copy=True).numpy()
         return split_latents(requests, mels, durs[: len(requests)])

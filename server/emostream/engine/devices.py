@@ -120,20 +120,23 @@ async def setup_device(settings: Settings) -> DeviceSetup:
     return DeviceSetup(GpuRunner(engine, workers=settings.decode_workers), engine, report)
 
 
-def vocoder_backend(settings: Settings) -> Any:
+def vocoder_backend(settings: Settings, *, pool: Any = None) -> Any:
     """The cuda vocoder backend for ``settings.vocoder``: HiFi-GAN V1 in fp16, or the
-    light vocoder in float32 (CUDA graphs per bucket shape, captured by ``warmup``)."""
+    light vocoder in float32 (CUDA graphs per bucket shape, captured by ``warmup``, or
+    through ``graph_jobs`` into ``pool``: a :class:`~emostream.engine.graph_pool.GraphPool`
+    shared with the process's other models; default: its own)."""
     import torch
 
     from emostream.engine.vocoder_backend import TorchVocoderBackend
     from emostream.voices.catalog import vocoder_choice
 
     if vocoder_choice(settings) == "lite":
-        return TorchVocoderBackend(_lite_module(settings), device="cuda", dtype=torch.float32)
+        return TorchVocoderBackend(_lite_module(settings), device="cuda", dtype=torch.float32,
+                                   pool=pool)  # fmt: skip
     from emostream.models.hifigan import HifiGan
 
     vocoder = HifiGan.load("universal", checkpoint=settings.vocoder_checkpoint or None)
-    return TorchVocoderBackend(vocoder, device="cuda")
+    return TorchVocoderBackend(vocoder, device="cuda", pool=pool)
 
 
 def _lite_module(settings: Settings) -> Any:

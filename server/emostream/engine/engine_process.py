@@ -402,19 +402,28 @@ class EngineCore:
 def device_stages(settings: Settings, voices: Iterable[object]) -> dict[str, BatchedStage]:
     """This device's runners for declared stage keys: on cuda the vocoder key runs in the
     batched fp16 CUDA-graph backend (the GPU path's bucket shapes) and, with
-    ``acoustic_graphs``, the acoustic model as CUDA graphs. Nothing on cpu."""
+    ``acoustic_graphs``, the acoustic model as CUDA graphs. Nothing on cpu.
+
+    Every graph of both models goes into ONE graph memory pool, captured largest first
+    (:mod:`emostream.engine.graph_pool`; safe because :class:`EngineCore` runs one stage
+    call at a time on its thread and each call copies its results to the host before it
+    returns). What each part holds is logged at info as ``engine gpu memory {json}``."""
     if settings.device != "cuda":
         return {}
     from emostream.engine.acoustic_graphs import BATCHES, GraphedAcoustic
     from emostream.engine.batcher import ENGINE_BUCKETS
     from emostream.engine.devices import vocoder_backend
+    from emostream.engine.graph_pool import CudaGraphDevice, GraphJob, GraphPool
     from emostream.models.mel import silence_level
     from emostream.voices.catalog import VOCODER_KEYS, vocoder_choice
 
+    device = CudaGraphDevice("cuda")
+    memory: dict[str, Any] = {"at_start_mib": _mib(device.memory())}  # context, catalog models
+    pool = GraphPool(device)
     spec = ENGINE_BUCKETS
-    backend = vocoder_backend(settings)
-    backend.warmup(spec.shapes())
-    log.info("vocoder: %d graph shapes ready; %s", len(spec.shapes()), _gpu_memory())
+    backend = vocoder_backend(settings, pool=pool)
+    jobs: list[GraphJob] = backend.graph_jobs(spec.shapes())
+    weights = {"vocoder": _param_bytes(backend.model)}
     key = VOCODER_KEYS[vocoder_choice(settings)]
     out = {key: BatchedStage(key, "decode", backend.run, spec.batch_sizes, spec.frames,
                              silence_level())}  # fmt: skip
@@ -424,25 +433,33 @@ def device_stages(settings: Settings, voices: Iterable[object]) -> dict[str, Bat
             model = getattr(voice, "model", None)
             if stage is None or model is None or stage.key in out:
                 continue
-            graphed = GraphedAcoustic(model, device="cuda")
-            graphed.capture_all()
-            log.info("acoustic graphs of %s ready; %s", stage.key, _gpu_memory())
+            graphed = GraphedAcoustic(model, device="cuda", pool=pool)
+            jobs += graphed.graph_jobs()
+            weights["acoustic"] = weights.get("acoustic", 0) + _param_bytes(model)
             out[stage.key] = BatchedStage(stage.key, "acoustic", graphed, BATCHES,
                                           size=stage.size)  # fmt: skip
+    memory["weights_mib"] = {k: round(v / (1 << 20), 1) for k, v in weights.items()}
+    memory["before_graphs_mib"] = _mib(device.memory())
+    report = pool.capture_all(jobs)
+    memory["graphs"] = report.as_dict()
+    log.info("engine: %d graphs in one pool (%s); engine gpu memory %s", pool.captured,
+             ", ".join(f"{k} {p.graphs}" for k, p in report.parts.items()),
+             json.dumps(memory, separators=(",", ":")))  # fmt: skip
     return out
 
 
-def _gpu_memory() -> str:
-    """The CUDA caching allocator's figures and the device's used memory, MiB (what the
-    engine holds on the GPU at start-up: weights, graph pools, workspaces, context)."""
-    import torch
+def _mib(figures: Mapping[str, int]) -> dict[str, float]:
+    return {k: round(v / (1 << 20), 1) for k, v in figures.items()}
 
-    mib = 1 << 20
-    free, total = torch.cuda.mem_get_info()
-    return (f"GPU memory MiB: allocated {torch.cuda.memory_allocated() // mib}, "
-            f"peak {torch.cuda.max_memory_allocated() // mib}, "
-            f"reserved {torch.cuda.memory_reserved() // mib}, "
-            f"device used {(total - free) // mib}")  # fmt: skip
+
+def _param_bytes(model: Any) -> int:
+    """Bytes of a torch module's parameters and buffers (0 for anything else)."""
+    params = getattr(model, "parameters", None)
+    buffers = getattr(model, "buffers", None)
+    if params is None or buffers is None:
+        return 0
+    tensors = [*params(), *buffers()]
+    return sum(int(t.numel() * t.element_size()) for t in tensors)
 
 
 def _stages(voice: object) -> tuple[BatchedStage, ...]:

@@ -284,7 +284,11 @@ async def stream_utterance(
                     deadline=_listener_deadline(stats, out_rate, clock()),
                 )
                 stats.compute_s += clock() - t0
-                for data in packetizer.push(trim_output(window, audio, hop)):
+                chunk = trim_output(window, audio, hop)
+                # Before the first packet, each packet goes out as soon as it is encoded
+                # (Packetizer.push_each); later chunks in one call (cheaper in all).
+                waiting = stats.first_audio_at is None
+                for data in packetizer.push_each(chunk) if waiting else packetizer.push(chunk):
                     if stats.first_audio_at is None:
                         stats.first_audio_at = clock()
                     packets += 1

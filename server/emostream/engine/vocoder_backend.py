@@ -3,9 +3,12 @@
 A backend is called from one thread only (the engine's device thread).
 
 * :class:`TorchVocoderBackend`: a torch vocoder on a device. On CUDA it captures one CUDA
-  graph per bucket shape (batch size x frames) in a shared memory pool and replays it
-  (static input/output buffers, pinned host staging); elsewhere, or with
-  ``cuda_graphs=False``, it runs eagerly. fp16 is the GPU default; bf16 is refused for
+  graph per bucket shape (batch size x frames) in a graph memory pool
+  (:class:`~emostream.engine.graph_pool.GraphPool`: its own, or one shared with the other
+  models of the process, largest graph first) and replays it (static input/output buffers,
+  pinned host staging; each call copies its audio to the host and waits for it before
+  returning, the pool's invariant); elsewhere, or with ``cuda_graphs=False``, it runs
+  eagerly. fp16 is the GPU default; bf16 is refused for
   HiFi-GAN (13 dB SNR against fp32, measured on an H200 while choosing the precision;
   fp16 gives 42 dB, README "GPU engine").
 * :class:`OnnxVocoderBackend`: ONNX Runtime (the CPU path, or onnxruntime-gpu).
@@ -19,6 +22,8 @@ from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
+
+from emostream.engine.graph_pool import CaptureReport, CudaGraphDevice, GraphJob, GraphPool
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +91,10 @@ class TorchVocoderBackend:
         cuda_graphs: bool = True,
         hop_length: int = 256,
         n_mels: int = 80,
+        pool: GraphPool | None = None,
     ) -> None:
+        """``pool``: the graph pool to capture into (a process's shared one); default, on
+        CUDA with graphs, a pool of this backend's own."""
         import torch
 
         self._torch = torch
@@ -104,7 +112,10 @@ class TorchVocoderBackend:
         self.model.requires_grad_(False)
         self._graphs: dict[tuple[int, int], _Graph] = {}
         self._resident: dict[tuple[int, int], Any] = {}
-        self._pool: Any = torch.cuda.graph_pool_handle() if self.cuda_graphs else None
+        if pool is None and self.cuda_graphs:
+            pool = GraphPool(CudaGraphDevice(self.device))
+        self.pool = pool
+        self.capture_report: CaptureReport | None = None  # of the last warmup()'s captures
         self._stream: Any = torch.cuda.Stream(self.device) if is_cuda else None  # type: ignore[no-untyped-call]
 
     # -- eager ---------------------------------------------------------------------
@@ -119,32 +130,48 @@ class TorchVocoderBackend:
 
     # -- CUDA graphs ---------------------------------------------------------------
 
-    def _capture(self, batch: int, frames: int) -> _Graph:
+    def graph_jobs(
+        self, shapes: Iterable[tuple[int, int]], part: str = "vocoder"
+    ) -> list[GraphJob]:
+        """The captures of the ``(batch, frames)`` shapes not captured yet, for
+        :meth:`GraphPool.capture_all` (a shared pool orders them with other models')."""
         torch = self._torch
-        static_in = torch.full(
-            (batch, self.n_mels, frames), -11.5, device=self.device, dtype=self.dtype
-        )
-        with torch.inference_mode():
-            side = torch.cuda.Stream(self.device)
-            side.wait_stream(torch.cuda.current_stream(self.device))
-            with torch.cuda.stream(side):
-                for _ in range(2):  # warm up kernels (cuDNN algorithm choice) before capture
-                    self.model(static_in)
-            torch.cuda.current_stream(self.device).wait_stream(side)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph, pool=self._pool):
-                static_out = self.model(static_in)[:, 0]
+        jobs = []
+        for batch, frames in dict.fromkeys(shapes):
+            if (batch, frames) in self._graphs:
+                continue
+            static_in = torch.full(
+                (batch, self.n_mels, frames), -11.5, device=self.device, dtype=self.dtype
+            )
+
+            def keep(graph: Any, outputs: tuple[Any, ...], b: int = batch, f: int = frames,
+                     x: Any = static_in) -> None:  # fmt: skip
+                self._keep(b, f, x, graph, outputs[0])
+
+            jobs.append(GraphJob(part, (batch, frames), self._forward, (static_in,), keep))
+        return jobs
+
+    def _forward(self, mel: Any) -> Any:
+        return self.model(mel)[:, 0]
+
+    def _keep(self, batch: int, frames: int, static_in: Any, graph: Any, static_out: Any) -> None:
+        torch = self._torch
         host_in = torch.empty((batch, self.n_mels, frames), dtype=torch.float32).pin_memory()
         host_out = torch.empty((batch, frames * self.hop_length), dtype=self.dtype).pin_memory()
-        g = _Graph(static_in, static_out, graph, host_in, host_out)
-        self._graphs[(batch, frames)] = g
+        self._graphs[(batch, frames)] = _Graph(static_in, static_out, graph, host_in, host_out)
         log.debug("captured vocoder graph batch=%d frames=%d", batch, frames)
-        return g
+
+    def _capture(self, batch: int, frames: int) -> _Graph:
+        assert self.pool is not None
+        self.pool.capture_all(self.graph_jobs([(batch, frames)]))
+        return self._graphs[(batch, frames)]
 
     def _replay(self, mel: Mel) -> Audio:
         torch = self._torch
         batch, _, frames = mel.shape
         g = self._graphs.get((batch, frames)) or self._capture(batch, frames)
+        # The pool's invariant (emostream.engine.graph_pool): the audio is on the host and
+        # the stream idle before this returns, so no other graph's replay can overlap it.
         with torch.cuda.stream(self._stream):
             g.host_in.numpy()[...] = mel
             g.static_in.copy_(g.host_in, non_blocking=True)
@@ -194,12 +221,12 @@ class TorchVocoderBackend:
         self.model = self._torch.compile(self.model, mode=mode, dynamic=False)
 
     def warmup(self, shapes: Iterable[tuple[int, int]]) -> None:
+        if self.cuda_graphs:
+            assert self.pool is not None
+            self.capture_report = self.pool.capture_all(self.graph_jobs(shapes))
+            return
         for batch, frames in shapes:
-            if self.cuda_graphs:
-                if (batch, frames) not in self._graphs:
-                    self._capture(batch, frames)
-            else:
-                self.run(np.full((batch, self.n_mels, frames), -11.5, dtype=np.float32))
+            self.run(np.full((batch, self.n_mels, frames), -11.5, dtype=np.float32))
 
     def memory_report(self) -> dict[str, Any]:
         torch = self._torch
@@ -209,6 +236,7 @@ class TorchVocoderBackend:
             "dtype": str(self.dtype).removeprefix("torch."),
             "cuda_graphs": self.cuda_graphs,
             "graphs_captured": len(self._graphs),
+            "graph_pool_bytes": self.pool.device.pool_bytes(self.pool.handle) if self.pool else 0,
             "parameters_bytes": sum(p.numel() * p.element_size() for p in self.model.parameters()),
         }
         if self.device.type == "cuda":
