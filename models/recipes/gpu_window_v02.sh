@@ -42,6 +42,16 @@
 #   VAL_NEW=1 prepare (validation speakers = new blends and cross-lingual timbres of seed
 #   SEED+200, named val_*, no stock voice; train --val-corpus keeps the step they score best),
 #   no light vocoder beside it (stage c skipped), RENDER long enough for >= 40 h.
+# Window 6 (2026-12-04 session 9; trained, LOST before collect): SEED=7 CROSS_EN=80
+#   CROSS_ZH=350 BLENDS_EN=130 BLENDS_ZH=120 VAL_NEW=1 prepare (710 speakers, 48,000 jobs;
+#   validation: 300 lines of 12 new timbres); hide; stage a; stage b; git checkout --
+#   models/acoustic; PARITY=0 START_WAIT=90 start 620 900 (no cooldown, no vocoder); watch
+#   530; watch 360. 48.6 h rendered at 280x, 9,248 steps (46,368 -> 55,616), validation mel L1
+#   0.274 -> 0.269. The machine went back during the second watch (a local command in the
+#   same tool batch held the reply past the 30 s idle limit) and collect found a bare machine.
+#   Watch now returns the checkpoint's parts every call (WATCH_CKPT=0 stops it). Keep every
+#   device call of a window alone in its tool batch, back to back.
+#   bench/results/acoustic/2026-12-04-window6.md.
 # Light vocoder v0.1 (2026-12-03): HIDE_CORPUS=0 hide; vstart 900; watch 520; collect 345;
 #   vocbench 2 (bench/results/vocoder/2026-12-03-h200-lite-vocoder.md).
 #
@@ -234,7 +244,13 @@ watch)
   grep -E "eval|join" $W/logs/vocoder.log 2>/dev/null | tail -3; tail -1 $W/logs/vocoder.log 2>/dev/null
   tail -1 $W/logs/student_mels.log 2>/dev/null
   nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader
-  mkdir -p "$OUT"; cp $W/logs/parity.json $W/corpus/*summary.json $W/corpus/manifest.json "$OUT"/ 2>/dev/null; true ;;
+  mkdir -p "$OUT"; cp $W/logs/parity.json $W/corpus/*summary.json $W/corpus/manifest.json "$OUT"/ 2>/dev/null
+  # The checkpoint so far (validation's best, else the last save) comes back with every
+  # watch: a machine that goes back before `collect` (30 s idle) then loses one watch, not
+  # the window (window 6 lost all of its training that way).
+  M=$W/run/model_fp16.pt; [ -f $W/run/best_fp16.pt ] && M=$W/run/best_fp16.pt
+  [ "${WATCH_CKPT:-1}" = 1 ] && [ -f $M ] && split -b 15M $M "$OUT/model_fp16.pt." \
+    && echo "watch: $(basename $M) in parts"; true ;;
 collect)
   # At most 8 files come back a call (device tool): the checkpoint's parts, the light
   # vocoder's generators, and one tarball of the summaries and logs.
