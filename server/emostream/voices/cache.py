@@ -309,7 +309,7 @@ def make_redis_client(url: str, timeout_s: float) -> Any:
     try:
         import redis.asyncio as aioredis
         from redis.backoff import NoBackoff
-        from redis.retry import Retry
+        from redis.asyncio.retry import Retry  # the asyncio one: redis 8.2 warns on the sync one
     except ImportError:
         log.warning(
             "redis_url set but the redis package is missing (pip install 'emostream[redis]')"
