@@ -19,10 +19,12 @@
 #   The embedded Piper voice (58 MB) stays home: the GPU server runs with
 #   EMOSTREAM_EMBEDDED_VOICE=0 and an EmoStream FS2 speaker as default voice.
 # Step 2, the device tool, one call per folder back to back (the machine keeps /tmp for
-#   ~30 s), the last one with the run. Before them, move out of the tree the corpus shards
-#   and the light vocoder (unused on cuda; LITE_AWAY=0 keeps it, and prepare then makes 4
-#   folders), check that each line of `size` says ok, and put them back afterwards:
-#     git ls-files -z 'models/corpus/v1/*.npz.xz' 'models/corpus/plan/*' \
+#   ~30 s), the last one with the run. Before them, move out of the tree the corpus shards,
+#   the light vocoder (unused on cuda; LITE_AWAY=0 keeps it, and prepare then makes more
+#   folders) and bench/results (7 MB of past results; RESULTS_AWAY=0 counts them as
+#   travelling), check that each line of `size` says ok, and put them back afterwards
+#   (prepare may run before or after the move):
+#     git ls-files -z 'models/corpus/v1/*.npz.xz' 'models/corpus/plan/*' bench/results \
 #       models/vocoder/emostream-lite-vocoder-v0.2.onnx | tar --null -T - --remove-files \
 #       -cf /tmp/gpujob-away.tar && bench/gpu_loadtest.sh size
 #     run(command="bash bench/gpu_loadtest.sh stage .gpujob/lt1", carry=[".gpujob/lt1"])
@@ -43,8 +45,10 @@ cd "$(dirname "$0")/.."
 travelling_tree() {  # bytes of the working tree that a device call sends (see `size`)
   local away=(-e '^models/corpus/v1/.*\.npz\.xz$' -e '^models/corpus/plan/')
   [ "${LITE_AWAY:-1}" = 1 ] && away+=(-e '^models/vocoder/emostream-lite-vocoder-v0\.2\.onnx$')
+  [ "${RESULTS_AWAY:-1}" = 1 ] && away+=(-e '^bench/results/')
+  # (files already moved away are missing: du skips them, and its status is not the answer)
   { git ls-files -z; git ls-files -z --others --exclude-standard; } | grep -zv "${away[@]}" \
-    | xargs -0 du -cb 2>/dev/null | awk '$2 == "total" {s += $1} END {print s}'
+    | { xargs -0 du -cb 2>/dev/null || true; } | awk '$2 == "total" {s += $1} END {print s}'
 }
 
 if [ "${1:-}" = "prepare" ]; then
