@@ -2,14 +2,28 @@
 
 CPU only, no model and no clock: :func:`emostream.engine.fake_device.simulate` drives the
 engine's real :class:`~emostream.engine.scheduler.EngineScheduler` with N closed-loop
-listeners (utterances of 2-6 s, one segment each: the acoustic call, due at once, then the
-windows one after another, the first due at once and each later one when the listener would
-run out of audio; a window delivered after that is a late chunk, an underrun) on a device
-that takes the H200 cost table's time per batch (:func:`emostream.engine.costs.h200_table`:
-the engine's own measurements in the 2026-12-03 probe). Simulated time, so the figures
-leave out the host: the engine loop's own ~15 % (intake, padding, delivery), the front
-ends, the codec and the network. Real runs serve fewer streams at higher latency (the
-2026-12-03 probe: 400 streams at 383x real time, first audio p95 445 ms at the client).
+listeners on a device that takes the H200 cost table's time per batch
+(:func:`emostream.engine.costs.h200_table`: the engine's own measurements in the 2026-12-03
+probe, confirmed within a few % by the 2026-12-04 run). Two workloads (``--workload``):
+
+* ``loadgen`` (default since 2026-12-04): what the load generator makes the server do,
+  recalibrated on the H200 run of 2026-12-04 at 500 streams: its replies as the server
+  segments them (``LOADGEN_SEGMENTS_S``: 2-3 segments, 3.78 s a reply), the streamer's
+  look-ahead as it ran (``eager``: a reply's second acoustic call went at once, due at
+  once, when the first came back: 94 % of acoustic calls urgent, as the engine logged), and
+  the engine loop's host work (``H200_HOST_PER_PLAN_S`` + ``H200_HOST_PER_ITEM_S`` a call:
+  ~14 % of the loop at 500 streams). At 500 streams it gives 280 acoustic calls/s (run
+  282), 1.56 windows per audio second (1.56), the device 99.8 % busy (loop 96-99 %) and no
+  late chunk, and late chunks at 750 (as the run); its batches differ (vocoder ~17 rows
+  against the run's 11, acoustic ~3 against 3.6-4.2).
+* ``single``: the workload before 2026-12-04 (utterances of 2-6 s, one segment each, no
+  host work): it put the knee at 850-1,000 where the run found ~500-650.
+
+Either way: each segment's acoustic call, then its windows one after another, the first due
+at once and each later one when the listener would run out of audio; a window delivered
+after that is a late chunk, an underrun. Simulated time, so the figures leave out the
+front ends (their CPU, G2P, Opus: on the run the client's p95 first audio was 214 ms at 500
+streams where the engine's part was ~70 ms), the codec and the network.
 
 Plans (``--plans``, default all):
 
@@ -20,8 +34,12 @@ Plans (``--plans``, default all):
 * ``after``: windows filled to buckets 32/96 (``ENGINE_BUCKETS``: the engine process now);
 * ``after-b64``: ``after`` with batches up to 64 rows;
 * ``after-linger``: ``after`` with the acoustic stage's linger (``StageSpec.linger_s``
-  40 ms, the engine's default ``EMOSTREAM_ENGINE_ACOUSTIC_LINGER_MS``): under load an
-  acoustic batch of few requests is held (the vocoder runs meanwhile) so more join it.
+  40 ms, the engine's default ``EMOSTREAM_ENGINE_ACOUSTIC_LINGER_MS``): under load (the
+  device busy >= 70 % of the last 0.2 s) an acoustic batch of few requests is held (the
+  vocoder runs meanwhile) so more join it;
+* ``after-linger-192``: ``after-linger`` with a 192-frame vocoder bucket and chunks
+  growing to 130 planned frames (164 emitted in a 192 window);
+* ``after-linger-b64``: ``after-linger`` with batches up to 64 rows in both stages.
 
 Per plan: the vocoder's device ms per second of audio were every batch full (the padding
 and context its windows carry); ``knee``, the most streams (step 25) with no late chunk,
@@ -37,6 +55,11 @@ first audio p95, audio per wall second. Writes JSON::
     PYTHONPATH=server .venv/bin/python bench/engine_sim.py --plans after,after-linger \
         --levels 1,250,500,750,850,1000,1250 \
         -o bench/results/2026-12-03-simulated-h200-engine-acoustic-linger.json
+    PYTHONPATH=server:. .venv/bin/python bench/engine_sim.py \
+        --plans after,after-linger,after-linger-192,after-linger-b64 --levels 1,250,500,750 \
+        -o bench/results/2026-12-04-simulated-h200-engine-loadgen.json
+
+(the 2026-12-03 files were made with ``--workload single`` before it existed).
 """
 
 from __future__ import annotations
@@ -54,11 +77,12 @@ from typing import Any
 from emostream.engine.admission import AdmissionPolicy, decide
 from emostream.engine.batcher import ENGINE_BUCKETS
 from emostream.engine.chunker import ChunkSchedule
-from emostream.engine.costs import h200_table
+from emostream.engine.costs import H200_HOST_PER_ITEM_S, H200_HOST_PER_PLAN_S, h200_table
 from emostream.engine.fake_device import (
     ACOUSTIC,
     ACOUSTIC_STAGE,
     FRAME_S,
+    LOADGEN_SEGMENTS_S,
     VOCODER,
     FakeDevice,
     SimConfig,
@@ -77,26 +101,43 @@ PLANS: dict[str, tuple[tuple[int, ...], tuple[int, ...], bool, float]] = {
     "after": (ENGINE_BUCKETS.frames, ENGINE_BUCKETS.batch_sizes, True, 0.0),
     "after-b64": (ENGINE_BUCKETS.frames, ROWS_64, True, 0.0),
     "after-linger": (ENGINE_BUCKETS.frames, ENGINE_BUCKETS.batch_sizes, True, LINGER_S),
+    "after-linger-192": ((32, 96, 192), ENGINE_BUCKETS.batch_sizes, True, LINGER_S),
+    "after-linger-b64": (ENGINE_BUCKETS.frames, ROWS_64, True, LINGER_S),
 }
+CHUNK_SIZE = {192: 130}  # planned chunk frames by the largest bucket (else the default 48)
 CONTEXT = 14  # HiFi-GAN V1's frames of context per side
+WORKLOADS = ("loadgen", "single")
+
+
+def _schedule(plan: str) -> ChunkSchedule:
+    lengths, _, fill, _ = PLANS[plan]
+    size = CHUNK_SIZE.get(lengths[-1], ChunkSchedule.size)
+    return ChunkSchedule(context=CONTEXT, buckets=lengths if fill else (), size=size)
 
 
 def _pct(xs: list[float], q: float) -> float:
     return nearest_rank(sorted(xs), q)
 
 
-def _run(plan: str, streams: int, seconds: float, seed: int, *, admission: bool) -> SimResult:
-    lengths, rows, fill, linger = PLANS[plan]
+def _run(
+    plan: str, streams: int, seconds: float, seed: int, *, admission: bool, workload: str
+) -> SimResult:
+    lengths, rows, _, linger = PLANS[plan]
     cost = h200_table()
-    acoustic = replace(ACOUSTIC_STAGE, linger_s=linger)
+    acoustic_rows = ACOUSTIC_STAGE.batch_sizes + ((64,) if rows[-1] >= 64 else ())
+    acoustic = replace(ACOUSTIC_STAGE, batch_sizes=acoustic_rows, linger_s=linger)
     scheduler = EngineScheduler([acoustic, StageSpec(VOCODER, rows, lengths)], cost)
-    schedule = ChunkSchedule(context=CONTEXT, buckets=lengths if fill else ())
-    config = SimConfig(streams=streams, seconds=seconds, schedule=schedule, seed=seed)
+    config = SimConfig(streams=streams, seconds=seconds, schedule=_schedule(plan), seed=seed)
+    device = FakeDevice(cost)
+    if workload == "loadgen":
+        config = replace(config, segments=LOADGEN_SEGMENTS_S, lookahead="eager")
+        device = FakeDevice(cost, host_per_plan_s=H200_HOST_PER_PLAN_S,
+                            host_per_item_s=H200_HOST_PER_ITEM_S)  # fmt: skip
     policy = AdmissionPolicy()
     admit: Callable[[Any], bool] | None = (
         (lambda snap: decide(snap, policy).admitted) if admission else None
     )
-    return simulate(config, scheduler, FakeDevice(cost), admit=admit)
+    return simulate(config, scheduler, device, admit=admit)
 
 
 def _figures(res: SimResult) -> dict[str, Any]:
@@ -128,27 +169,32 @@ def _figures(res: SimResult) -> dict[str, Any]:
         "vocoder_padded_rows_mean": round(sum(p[2] for p in voc) / len(voc), 1) if voc else 0.0,
         "acoustic_batches": len(ac),
         "acoustic_rows_mean": round(sum(p[1] for p in ac) / len(ac), 2) if ac else 0.0,
+        "acoustic_calls_per_s": round(res.acoustic_calls / res.seconds, 1),
+        "acoustic_urgent_share": round(res.acoustic_urgent / max(1, res.acoustic_calls), 3),
+        "windows_per_audio_s": round(res.windows / audio_s, 3) if audio_s else None,
     }
 
 
 def _full_batch_ms(plan: str) -> float:
     """Vocoder device ms per second of audio if every batch were full (utterances of 2-6 s,
     uniform): the padding and context the plan's windows carry, whatever the load."""
-    lengths, rows, fill, _ = PLANS[plan]
+    lengths, rows, _, _ = PLANS[plan]
     cost, spec = h200_table(), StageSpec(VOCODER, rows, lengths)
-    schedule = ChunkSchedule(context=CONTEXT, buckets=lengths if fill else ())
+    schedule = _schedule(plan)
     row = {n: cost.cost(VOCODER, spec.max_batch, n) / spec.max_batch for n in lengths}
     frames = range(round(2.0 / FRAME_S), round(6.0 / FRAME_S) + 1)
     device = sum(row[spec.length_bucket(w.hi - w.lo)] for t in frames for w in schedule.windows(t))
     return 1e3 * device / (sum(frames) * FRAME_S)
 
 
-def _knee(plan: str, seconds: float, seed: int, lo: int = 100, hi: int = 2000) -> int:
+def _knee(
+    plan: str, seconds: float, seed: int, workload: str, lo: int = 100, hi: int = 2000
+) -> int:
     """The most streams (a multiple of 25) with no late chunk, by bisection (``lo`` has
     none, ``hi`` has some)."""
     while hi - lo > 25:
         mid = (lo + hi) // 2 // 25 * 25
-        if _run(plan, mid, seconds, seed, admission=False).underruns == 0:
+        if _run(plan, mid, seconds, seed, admission=False, workload=workload).underruns == 0:
             lo = mid
         else:
             hi = mid
@@ -161,6 +207,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--levels", default="250,500,750,1000,1250")
     p.add_argument("--seconds", type=float, default=12.0, help="simulated seconds per run")
     p.add_argument("--seeds", default="0,1,2", help="seeds of the knee search")
+    p.add_argument(
+        "--workload",
+        choices=WORKLOADS,
+        default="loadgen",
+        help="loadgen: as the load generator's, calibrated 2026-12-04 (module docs)",
+    )
     p.add_argument("-o", "--output", help="JSON file to write")
     args = p.parse_args(argv)
     levels = [int(x) for x in args.levels.split(",")]
@@ -172,12 +224,13 @@ def main(argv: list[str] | None = None) -> int:
         "command": " ".join(["bench/engine_sim.py", *(argv if argv is not None else sys.argv[1:])]),
         "what": "SIMULATED (CPU, no model): the engine scheduler on a fake H200 device; "
         + __doc__.split("\n\n")[1].replace("\n", " "),
+        "workload": args.workload,
         "cost_table_s": {k: asdict(v) for k, v in h200_table(acoustic=ACOUSTIC).stages.items()},
         "plans": {},
     }
     for plan in args.plans.split(","):
         lengths, rows, fill, linger = PLANS[plan]
-        schedule = ChunkSchedule(context=CONTEXT, buckets=lengths if fill else ())
+        schedule = _schedule(plan)
         entry: dict[str, Any] = {
             "vocoder_lengths": list(lengths),
             "vocoder_batch_sizes": list(rows),
@@ -186,12 +239,12 @@ def main(argv: list[str] | None = None) -> int:
             "chunks_of_a_4s_utterance": [w.emitted for w in schedule.windows(344)],
             "windows_of_a_4s_utterance": [w.hi - w.lo for w in schedule.windows(344)],
             "vocoder_ms_per_audio_s_full_batches": round(_full_batch_ms(plan), 3),
-            "knee_streams_by_seed": {s: _knee(plan, args.seconds, s) for s in seeds},
+            "knee_streams_by_seed": {s: _knee(plan, args.seconds, s, args.workload) for s in seeds},
             "levels": [],
         }
         for n in levels:
-            free = _figures(_run(plan, n, args.seconds, 0, admission=False))
-            held = _figures(_run(plan, n, args.seconds, 0, admission=True))
+            free = _figures(_run(plan, n, args.seconds, 0, admission=False, workload=args.workload))
+            held = _figures(_run(plan, n, args.seconds, 0, admission=True, workload=args.workload))
             entry["levels"].append({"streams": n, "admission_off": free, "admission_on": held})
         out["plans"][plan] = entry
         knees = entry["knee_streams_by_seed"]

@@ -42,7 +42,7 @@ class Settings:
     # False: admit every utterance, whatever the load (benchmarks of the raw ceiling; a
     # utilization of 1.0 alone still refuses on late chunks and the first-audio bound).
     engine_admission: bool = True
-    # Acoustic linger (engine=process): under load (demand >= 70 % of the device), an acoustic
+    # Acoustic linger (engine=process): under load (the device busy >= 70 % of the last 0.2 s), an acoustic
     # batch of few requests waits up to this long for more (the vocoder runs meanwhile), never
     # past its first-audio deadline; an idle engine never waits. 0: off (run at once).
     engine_acoustic_linger_ms: float = 40.0

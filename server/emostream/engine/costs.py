@@ -18,6 +18,14 @@
     eager: 10.38 ms at batch 1, 15.45 ms at 32, i.e. ~10.2 ms + ~0.16 ms per request
     (``bench/results/2026-12-02-h200-loadtest.md``).
 
+* :data:`H200_HOST_PER_PLAN_S` / :data:`H200_HOST_PER_ITEM_S`: the engine loop's host work
+  outside the stages' calls (intake, schedule, padding, delivery, publishing the load; one
+  thread, so the device idles meanwhile), the least-squares fit of the loaded 5-s intervals
+  of the H200 run of 2026-12-04 (``bench/results/2026-12-04-h200-engine-s9*-logs.tar.gz``,
+  ``engine stats``: busy x interval - run against batches and items; within ~20 % at 500
+  streams, 0.61-0.71 s of every 5 s): ~0.19 ms a batch + ~0.11 ms a call. The same run's
+  ``cost_ms`` agree with :data:`H200` within a few % (acoustic 2.72 ms + 0.257 ms a
+  request; vocoder 32 x 96 20.2 ms, 16 x 96 10.1, 1 x 96 2.1).
 * :class:`MeasuredCost`: the engine's own timings per ``(stage, rows, length)`` shape
   (a moving average), the prior for shapes not yet run.
 """
@@ -58,6 +66,9 @@ H200: dict[str, LinearCost] = {
     "acoustic-graphs": LinearCost(2.67e-3, per_row_s=0.245e-3),
     "acoustic-eager": LinearCost(10.2e-3, per_row_s=0.16e-3),
 }
+
+H200_HOST_PER_PLAN_S = 0.19e-3
+H200_HOST_PER_ITEM_S = 0.11e-3
 
 
 def h200_table(

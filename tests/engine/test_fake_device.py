@@ -1,0 +1,67 @@
+"""The simulated streams of the fake device: the load generator's workload, recalibrated on
+the H200 run of 2026-12-04."""
+
+from __future__ import annotations
+
+from emostream.engine.costs import H200_HOST_PER_ITEM_S, H200_HOST_PER_PLAN_S, h200_table
+from emostream.engine.fake_device import (
+    FRAME_S,
+    LOADGEN_SEGMENTS_S,
+    FakeDevice,
+    Lookahead,
+    SimConfig,
+    h200_scheduler,
+    simulate,
+)
+from emostream.text.splitter import Segmenter
+from loadtest.texts import REPLIES
+
+
+def loadgen(streams: int, lookahead: Lookahead = "eager") -> SimConfig:
+    """The load generator's replies, the streamer's look-ahead as it ran (eager)."""
+    return SimConfig(streams=streams, seconds=8.0, segments=LOADGEN_SEGMENTS_S, lookahead=lookahead)
+
+
+def h200_device() -> FakeDevice:
+    return FakeDevice(
+        h200_table(), host_per_plan_s=H200_HOST_PER_PLAN_S, host_per_item_s=H200_HOST_PER_ITEM_S
+    )
+
+
+def test_loadgen_segments_are_the_replies_as_the_server_cuts_them() -> None:
+    assert len(LOADGEN_SEGMENTS_S) == len(REPLIES)
+    per_char = []
+    for text, seconds in zip(REPLIES, LOADGEN_SEGMENTS_S):
+        seg = Segmenter()
+        cuts = seg.feed(text) + seg.flush()
+        assert len(cuts) == len(seconds)
+        per_char += [s / len(c) for c, s in zip(cuts, seconds)]
+    assert max(per_char) - min(per_char) < 0.002  # one rate of speech: characters x a rate
+    mean = sum(sum(u) for u in LOADGEN_SEGMENTS_S) / len(LOADGEN_SEGMENTS_S)
+    assert abs(mean - 3.78) < 0.02  # the audio per reply measured at 500 streams
+
+
+def test_eager_lookahead_makes_the_second_call_urgent() -> None:
+    """The streamer as it ran: a reply's second acoustic call went at once, due at once (the
+    engine logged 1,324 urgent of 1,410 acoustic calls at 500 streams); gated, only first
+    segments are urgent."""
+    eager = simulate(loadgen(50), h200_scheduler(), FakeDevice(h200_table()))
+    gated = simulate(loadgen(50, lookahead="gated"), h200_scheduler(), FakeDevice(h200_table()))
+    assert eager.acoustic_urgent / eager.acoustic_calls > 0.9
+    assert gated.acoustic_urgent / gated.acoustic_calls < 0.6
+
+
+def test_loadgen_workload_reproduces_the_500_stream_operating_point() -> None:
+    """The run at 500 streams: 282 acoustic calls/s, 1.56 windows per audio second, the
+    engine 96-99 % busy, no late chunk; at 750: late chunks. (The single-segment workload
+    with no host work, the simulation before, kept 750 with none.)"""
+    res = simulate(loadgen(500), h200_scheduler(linger_s=0.04), h200_device())
+    audio_s = res.audio_frames * FRAME_S
+    assert abs(res.acoustic_calls / res.seconds - 282) < 20
+    assert abs(res.windows / audio_s - 1.56) < 0.08
+    assert res.busy_s / res.seconds > 0.9 and res.underruns == 0
+    over = simulate(loadgen(750), h200_scheduler(), h200_device())
+    assert over.underruns > 0
+    before = simulate(SimConfig(streams=750, seconds=8.0), h200_scheduler(),
+                      FakeDevice(h200_table()))  # fmt: skip
+    assert before.underruns == 0
