@@ -98,8 +98,12 @@ _MEASURES_1 = set(
     "套项节门届周回遍趟场盘粒颗封句段声步排笔组克吨升群批样类所架艘幅副顿阵角毛度层人"
 )
 _CODE_WORDS = re.compile(
-    r"(电话|手机|号码|编号|房间|房号|车次|航班|密码|验证码|邮编|尾号|工号|学号|账号|QQ|分机|门牌|热线|拨打)"
+    r"(电话|手机|号码|编号|房间|房号|车次|航班|密码|验证码|邮编|尾号|工号|学号|账号|QQ|分机|门牌|热线|拨打"
+    r"|取件码|取餐码|车牌|订单号|快递单号|单号|口令|房间码|邀请码|单元)"
 )
+# a code word only names the number right after it (手机号是138…, 拨打110), not any number
+# a few words later (手机内存只有64GB: a quantity)
+_CODE_BEFORE = re.compile(rf"{_CODE_WORDS.pattern}(?:号码|号)?(?:是|为|:|：|\s)*$")
 _SLANG = re.compile(r"6{3,}|23{2,}|886|520|521|1314|5201314|996")  # said digit by digit
 _EMERGENCY = {"110", "119", "120", "122", "114"}
 _SCORE_AFTER = set("赢输胜负领落战拿险")  # 3-2赢了, 2-1领先, 3-0落后
@@ -111,7 +115,8 @@ _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _NUMERIC = re.compile(
     rf"""
     (?P<date>(?<!\d)\d{{4}}[-/.]\d{{1,2}}[-/.]\d{{1,2}}(?![\d.]))
-  | (?P<phone>(?<!\d)(?:\d{{3,4}}-\d{{7,8}}|\d{{3}}-\d{{4}}-\d{{4}})(?!\d))
+  | (?P<phone>(?<!\d)(?:\d{{3,4}}-\d{{7,8}}|\d{{3}}-\d{{3,4}}-\d{{4}})(?![\d-]))
+  | (?P<chain>(?<![\d-])\d+(?:-\d+){{2,}}(?![\d-]))
   | (?P<time>(?<!\d)(?P<h>\d{{1,2}}):(?P<m>\d{{2}})(?::(?P<s>\d{{2}}))?(?!\d))
   | (?P<ratio>(?<!\d)(?P<ra>\d+):(?P<rb>\d+)(?!\d))
   | (?P<vs>(?<!\d)(?P<va>\d+)(?P<v>[vV])(?P<vb>\d+)(?!\d))
@@ -236,7 +241,7 @@ def _read_int(num: str, text: str, start: int, end: int) -> str:
     long_code = len(num) >= 11 or (len(num) >= 7 and int(num) % 1000 != 0)
     if (
         long_code
-        or _CODE_WORDS.search(before)
+        or (_CODE_BEFORE.search(before) and not measure)  # 手机3999元: a price
         or _CODE_WORDS.match(after + text[end + 2 : end + 4])
     ):
         return digits(num, yao=True)
@@ -254,6 +259,14 @@ def _read_match(m: re.Match[str]) -> str:
         return digits(g("date"), yao=True)
     if kind == "phone":
         return digits(g("phone"), yao=True)
+    if kind == "chain":  # 取件码3-2-1108 三杠二杠幺幺零八; KDA 10-2-5 十杠二杠五
+        parts = g("chain").split("-")
+        if _CODE_BEFORE.search(text[max(0, start - 8) : start]):
+            return "杠".join(digits(part, yao=True) for part in parts)
+        return "杠".join(
+            _freeze(cardinal(int(p))) if len(p) <= 2 and p[:1] != "0" else digits(p, yao=True)
+            for p in parts
+        )
     if kind == "time":
         h, mi, s = int(g("h")), int(g("m")), g("s")
         if h <= 24 and mi < 60:
@@ -278,7 +291,14 @@ def _read_match(m: re.Match[str]) -> str:
         year = text[end : end + 1] == "年" and len(a) == len(b) == 4
         if year:
             return f"{digits(a)}到{digits(b)}"
-        score = "比分" in text[max(0, start - 4) : start] or text[end : end + 1] in _SCORE_AFTER
+        if _CODE_BEFORE.search(text[max(0, start - 8) : start]):  # 取件码是3-2: a code
+            return "杠".join(digits(part, yao=True) for part in re.split(r"\s*[-~～—–至]", g(0)))
+        # 比分3-2, 3-2赢了, 你已经0-8了 (a score or a K/D line: 比, never 到)
+        score = (
+            "比分" in text[max(0, start - 4) : start]
+            or text[end : end + 1] in _SCORE_AFTER
+            or text[end : end + 1] == "了"
+        )
         if score and "." not in a + b:  # 比分3-2, 3-2赢了: a score, 三比二
             return f"{_freeze(cardinal(int(a)))}比{_freeze(cardinal(int(b)))}"
         measure = _measure_after(text, end)
@@ -355,6 +375,28 @@ def _read_numbers(text: str) -> str:
     return _NUMERIC.sub(repl, text)
 
 
+# A model number or code after a Latin word inside a Mandarin sentence is said in Mandarin:
+# iPhone 15 十五, PS5 五, iOS 17.2 十七点二, RTX 4090 四零九零, 京A12345 幺二三四五.
+# The number's nearer letter is Latin, so _zh_context calls it English (espeak said
+# "fifteen", and the digits-only path 一五); an English sentence (I have 3 apples) is left
+# alone: the Latin word must follow a hanzi, a CJK mark or the start of the text.
+_MODEL_NUMBER = re.compile(
+    rf"(?:(?<=^)|(?<=[{_HAN}{''.join(_CJK_PUNCT)}]))(?P<word>[A-Za-z]+)(?P<sep>[ -]?)"
+    rf"(?P<num>\d+(?:\.\d+)?)(?![\d.:%/A-Za-z])"
+)
+
+
+def _model_number(m: re.Match[str]) -> str:
+    word, num = m.group("word"), m.group("num")
+    if "." in num:
+        reading = _freeze(_decimal(num))
+    elif len(num) <= 3 and not (len(num) > 1 and num[0] == "0"):
+        reading = _freeze(cardinal(int(num), sandhi_one=False))
+    else:  # 4090, 007, A12345: digit by digit; a one-letter prefix makes it a code (幺)
+        reading = digits(num, yao=len(word) == 1 or len(num) >= 5 or num[0] == "0")
+    return f"{word}{' ' if m.group('sep') else ''}{reading}"
+
+
 _FULLWIDTH = {c: chr(ord(c) - 0xFEE0) for c in map(chr, range(0xFF10, 0xFF1A))}
 _FULLWIDTH |= {c: chr(ord(c) - 0xFEE0) for c in map(chr, range(0xFF21, 0xFF3B))}
 _FULLWIDTH |= {c: chr(ord(c) - 0xFEE0) for c in map(chr, range(0xFF41, 0xFF5B))}
@@ -389,7 +431,7 @@ def prepare(text: str, *, force: bool = False) -> str:
     text = "".join(_FULLWIDTH.get(c, c) for c in text)
     text = _FW_BETWEEN_DIGITS.sub(lambda m: {"：": ":", "．": ".", "～": "~"}[m.group(0)], text)
     if re.search(r"\d", text):
-        text = _read_numbers(text)
+        text = _read_numbers(_MODEL_NUMBER.sub(_model_number, text))
 
     def haha(m: re.Match[str]) -> str:
         if not _zh_context(m.string, m.start(), m.end()):
@@ -455,8 +497,35 @@ WORDS: dict[str, str] = {
     "舰长": "jian4 zhang3", "艇长": "ting3 zhang3", "还款": "huan2 kuan3",
     "一觉醒来": "yi1 jiao4 xing3 lai2", "天哪": "tian1 na5", "溜达": "liu1 da5",
     "遛弯儿": "liu4 wan1 er2", "遛弯": "liu4 wan1", "遛狗": "liu4 gou3",
+    # session 9 (chat audit): pypinyin's readings that a native speaker would not say
+    "拜拜": "bai2 bai2",  # bye-bye (现汉 báibái); bài bài is to worship
+    "背锅": "bei1 guo1", "背黑锅": "bei1 hei1 guo1",  # take the blame: bēi, not bèi
+    "买一送一": "mai3 yi1 song4 yi1",  # the numeral 一 said alone, no sandhi
+    "答应": "da1 ying5", "主意": "zhu3 yi5",
 }  # fmt: skip
+# WORDS entries whose 一 is the bare numeral (yi1 whatever follows)
+_FROZEN_YI_WORDS = {"买一送一"}
 _JIEBA_WORDS = ("一觉醒来", "天哪")
+# 上头 after a degree adverb or before a final particle is the slang adjective "addictive,
+# carried away" (太上头了, 真上头, 别上头), shàng tóu; the noun "above / the higher-ups" is
+# shàng tou (上头说了, 桌子上头)
+_SHANGTOU_BEFORE = {"太", "真", "好", "很", "超", "挺", "特别", "有点", "有点儿", "越来越", "超级",
+                    "别", "不要", "容易", "会", "这么", "那么", "最", "非常", "真的", "也太"}  # fmt: skip
+
+
+def _locative_verb(word: str) -> bool:
+    """放在上头了: 上头 is a place after these (an empty word is none)."""
+    return bool(word) and word[-1] in "在到放往从"
+
+
+# nouns that get dry: 衣服干了 gān (我干了, 干了这杯 stay gàn)
+_GETS_DRY = {"衣服", "头发", "裤子", "袜子", "鞋", "鞋子", "被子", "毛巾", "床单", "油漆", "墙",
+             "地", "地面", "嘴", "嘴唇", "皮肤", "眼睛", "嗓子", "喉咙", "颜料", "水", "墨水"}  # fmt: skip
+# interjections said with a full tone when repeated (啊啊啊 ā, 哦哦 ò "I see", 嗯嗯 ǹ "mm-hm"):
+# pypinyin and the particle rule made them neutral or rising
+_REPEATED_INTERJECTION = {"啊": ("a", 1), "哦": ("o", 4), "嗯": ("n", 4)}
+# the same said alone as a whole phrase (嗯，好的 ǹ; 哦，原来如此 ò); before a question mark ń/ó
+_LONE_INTERJECTION = {"嗯": ("n", 4), "哦": ("o", 4), "啊": ("a", 4)}
 # 不了 ending a phrase after nothing, an adverb or the speaker is a refusal, bù le (不了不了,
 # 我就不了); after a verb it is the potential complement, bù liǎo (去不了, 受不了)
 _REFUSAL_BEFORE = {"", "不了", "就", "还是", "先", "我", "那", "那我", "我就", "还", "也", "算"}
@@ -543,7 +612,8 @@ def _single_char_reading(
             return "huan2"
         if next_word in ("你", "我", "他", "她", "给你", "给我", "回来", "回去"):
             return "huan2"
-        after_verb = bool(prev) and prev in "没不要得去来想借快先早"  # ("" is in every str)
+        after_verb = bool(prev) and prev in "没不要得去来想借快先"  # ("" is in every str)
+        after_verb = after_verb or prev_word in ("早", "晚")  # 早还晚还: both huán (今早还 hái)
         if after_verb or prev_word in ("没有", "已经", "按时", "准时"):
             return "huan2" if not nxt or nxt not in "是在有要会没不很" else "hai2"
         return "hai2"
@@ -572,6 +642,8 @@ def _single_char_reading(
     if ch == "干":
         if not alone:
             return None
+        if prev_word in _GETS_DRY and (not next_word or next_word in ("了", "吗", "透", "得")):
+            return "gan1"  # 衣服干了: dry
         if nxt and nxt in "什嘛啥活事完得过不吗":
             return "gan4"
         if prev and prev in "很太真挺晒吹烘风变弄":
@@ -625,6 +697,28 @@ def _cyclic_33(word_syls: list[Syllable], parts: list[int]) -> None:
 
 def _next_tone(flat: list[Syllable], i: int) -> int | None:
     return flat[i + 1].tone if i + 1 < len(flat) else None
+
+
+def _a_not_a(flat: list[Syllable]) -> None:
+    """A不AB cut into words (了/不/了解): A takes AB's first reading (liǎo bu liǎojiě, not le)."""
+    for i in range(1, len(flat) - 1):
+        a, bu, b = flat[i - 1], flat[i], flat[i + 1]
+        if bu.char == "不" and a.char == b.char and _HAN_RE.match(a.char) and a.char != "一":
+            a.base, a.tone = b.base, b.tone
+
+
+def _repeated_interjections(flat: list[Syllable]) -> None:
+    """啊啊啊 ā ā ā, 哦哦 ò ò, 嗯嗯 ǹ ǹ: a run of two or more is an interjection, full tone."""
+    i = 0
+    while i < len(flat):
+        j = i
+        while j < len(flat) and flat[j].char == flat[i].char:
+            j += 1
+        if j - i >= 2 and flat[i].char in _REPEATED_INTERJECTION:
+            base, tone = _REPEATED_INTERJECTION[flat[i].char]
+            for s in flat[i:j]:
+                s.base, s.tone, s.late_neutral = base, tone, False
+        i = max(j, i + 1)
 
 
 def _yi_bu(flat: list[Syllable]) -> None:
@@ -694,8 +788,15 @@ class MandarinFrontEnd:
     # -- public ----------------------------------------------------------------------
     def __call__(self, text: str) -> list[Segment]:
         out: list[Segment] = []
-        for kind, chunk in _chunks(text):
-            if kind == "han":
+        chunks = list(_chunks(text))
+        for n, (kind, chunk) in enumerate(chunks):
+            if kind == "han" and chunk in _LONE_INTERJECTION:
+                after = chunks[n + 1][1].strip()[:1] if n + 1 < len(chunks) else ""
+                base, tone = _LONE_INTERJECTION[chunk]
+                if after in ("？", "?"):  # 嗯？ 哦？ rising: a question
+                    tone = 2
+                out.append(Word(chunk, [Syllable(base, tone, char=chunk)]))
+            elif kind == "han":
                 out.extend(self._phrase(chunk))
             elif kind == "latin":
                 out.append(Latin(chunk))
@@ -713,8 +814,12 @@ class MandarinFrontEnd:
             next_word = words[i + 1].text if i + 1 < len(words) else ""
             w.syllables = self._word_syllables(w.text, prev_word, next_word)
         self._neutral_and_erhua(words)
-        self._third_tone(words)
         flat = [s for w in words for s in w.syllables]
+        _a_not_a(flat)
+        if flat and flat[0].char == "啊" and flat[0].tone == 5:
+            flat[0].tone = 4  # 啊这, 啊我忘了: an interjection, not a particle with no host
+        _repeated_interjections(flat)
+        self._third_tone(words)
         _yi_bu(flat)
         for s in flat:
             if s.late_neutral:
@@ -726,8 +831,21 @@ class MandarinFrontEnd:
         if word == "不了" and next_word in ("", "不了") and prev_word in _REFUSAL_BEFORE:
             # frozen: 不了不了 is no A-not-A question for the 不 sandhi
             return [Syllable("bu", 4, char="不", frozen=True), Syllable("le", 5, char="了")]
+        if word == "上头" and (
+            prev_word in _SHANGTOU_BEFORE
+            or (next_word in ("了", "啊", "呀", "啦", "吧") and not _locative_verb(prev_word))
+        ):
+            return [Syllable("shang", 4, char="上"), Syllable("tou", 2, char="头")]
+        if len(word) >= 4 and word[1] == "不" and word[0] == word[2]:
+            # A-not-AB (喜不喜欢, 了不了解 liǎo bu liǎojiě): A is read as in AB
+            tail = self._word_syllables(word[2:], "不", next_word)
+            head = Syllable(tail[0].base, tail[0].tone, char=word[0])
+            return [head, Syllable("bu", 4, char="不"), *tail]
         if word in WORDS:
             syls = [Syllable(*_split_toned(p), char=c) for p, c in zip(WORDS[word].split(), word)]
+            if word in _FROZEN_YI_WORDS:
+                for s in syls:
+                    s.frozen = s.char == "一"
             if word in _LATE_NEUTRAL_WORDS:
                 syls[-1].tone, syls[-1].late_neutral = 3, True
             return syls
@@ -742,6 +860,8 @@ class MandarinFrontEnd:
                 if ch == FROZEN_YI:
                     out.append(Syllable("yi", 1, char="一", frozen=True))
                     continue
+                if ch == "杠":  # gàng (a dash read aloud: 三杠二); pypinyin's lone 杠 is gāng
+                    py = "gang4"
                 if single:
                     prev = word[k - 1] if k else (prev_word[-1:] or "")
                     nxt = word[k + 1] if k + 1 < len(word) else (next_word[:1] or "")
@@ -793,7 +913,11 @@ class MandarinFrontEnd:
                     syls[-1].tone = 3
                 elif text not in self._pypinyin[2]:
                     syls[-1].tone = 5
-            if len(text) == 2 and text[0] == text[1] and len(syls) == 2:
+            # AA, or AA + more (聊聊吧, 试试看) but not AAA (走走走: three full tones)
+            nxt_word = words[i + 1].text if i + 1 < len(words) else ""
+            triple = text == text[:1] * 3 or (len(text) == 2 and nxt_word == text[:1])
+            redup = len(text) >= 2 and text[0] == text[1] and len(syls) == len(text)
+            if redup and not triple and (len(text) == 2 or text[0] in _AA_VERBS):
                 if text[0] in _KINSHIP:
                     syls[1].tone = 5
                 elif text[0] in _AA_VERBS:
