@@ -790,14 +790,17 @@ class MandarinFrontEnd:
         out: list[Segment] = []
         chunks = list(_chunks(text))
         for n, (kind, chunk) in enumerate(chunks):
-            if kind == "han" and chunk in _LONE_INTERJECTION:
+            # a han run right after a Latin word or a number continues its sentence
+            # (最终BOSS啊！: 啊 is the particle, neutral): no phrase-initial interjection
+            hosted = n > 0 and chunks[n - 1][0] in ("latin", "digits")
+            if kind == "han" and chunk in _LONE_INTERJECTION and not hosted:
                 after = chunks[n + 1][1].strip()[:1] if n + 1 < len(chunks) else ""
                 base, tone = _LONE_INTERJECTION[chunk]
                 if after in ("？", "?"):  # 嗯？ 哦？ rising: a question
                     tone = 2
                 out.append(Word(chunk, [Syllable(base, tone, char=chunk)]))
             elif kind == "han":
-                out.extend(self._phrase(chunk))
+                out.extend(self._phrase(chunk, hosted=hosted))
             elif kind == "latin":
                 out.append(Latin(chunk))
             elif kind == "digits":
@@ -807,7 +810,7 @@ class MandarinFrontEnd:
         return out
 
     # -- one phrase (CJK run) --------------------------------------------------------
-    def _phrase(self, text: str) -> list[Word]:
+    def _phrase(self, text: str, *, hosted: bool = False) -> list[Word]:
         words = [Word(w) for w in self._cut(text) if w.strip()]
         for i, w in enumerate(words):
             prev_word = words[i - 1].text if i else ""
@@ -816,7 +819,7 @@ class MandarinFrontEnd:
         self._neutral_and_erhua(words)
         flat = [s for w in words for s in w.syllables]
         _a_not_a(flat)
-        if flat and flat[0].char == "啊" and flat[0].tone == 5:
+        if flat and flat[0].char == "啊" and flat[0].tone == 5 and not hosted:
             flat[0].tone = 4  # 啊这, 啊我忘了: an interjection, not a particle with no host
         _repeated_interjections(flat)
         self._third_tone(words)
