@@ -308,8 +308,8 @@ def make_redis_client(url: str, timeout_s: float) -> Any:
     None when the redis package is missing. Shared with the phrase cache."""
     try:
         import redis.asyncio as aioredis
-        from redis.backoff import NoBackoff
         from redis.asyncio.retry import Retry  # the asyncio one: redis 8.2 warns on the sync one
+        from redis.backoff import NoBackoff
     except ImportError:
         log.warning(
             "redis_url set but the redis package is missing (pip install 'emostream[redis]')"
