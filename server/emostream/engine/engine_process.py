@@ -438,6 +438,9 @@ def device_stages(settings: Settings, voices: Iterable[object]) -> dict[str, Bat
             weights["acoustic"] = weights.get("acoustic", 0) + _param_bytes(model)
             out[stage.key] = BatchedStage(stage.key, "acoustic", graphed, BATCHES,
                                           size=stage.size)  # fmt: skip
+    compiled = getattr(backend, "compile_report", None)
+    if compiled is not None:  # vocoder_compile: seconds per shape (graph_jobs compiled them)
+        memory["vocoder_compile"] = compiled
     memory["weights_mib"] = {k: round(v / (1 << 20), 1) for k, v in weights.items()}
     memory["before_graphs_mib"] = _mib(device.memory())
     report = pool.capture_all(jobs)
@@ -503,9 +506,12 @@ class EngineHandle:
         self.socket_path = socket_path
 
     @classmethod
-    def spawn(cls, settings: Settings, *, timeout: float = 300.0) -> EngineHandle:
+    def spawn(cls, settings: Settings, *, timeout: float | None = None) -> EngineHandle:
         """Start the process on a socket in a new private directory; return once it
-        accepts connections (raises if it exits first or ``timeout`` passes)."""
+        accepts connections (raises if it exits first or ``timeout`` passes: default 300 s,
+        1 h with ``vocoder_compile``, which compiles each vocoder shape first)."""
+        if timeout is None:
+            timeout = 300.0 if settings.vocoder_compile == "off" else 3600.0
         folder = Path(tempfile.mkdtemp(prefix="emostream-engine-"))
         folder.chmod(0o700)
         path = str(folder / "engine.sock")

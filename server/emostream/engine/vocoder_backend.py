@@ -8,7 +8,9 @@ A backend is called from one thread only (the engine's device thread).
   models of the process, largest graph first) and replays it (static input/output buffers,
   pinned host staging; each call copies its audio to the host and waits for it before
   returning, the pool's invariant); elsewhere, or with ``cuda_graphs=False``, it runs
-  eagerly. fp16 is the GPU default; bf16 is refused for
+  eagerly. With ``compile_mode`` it first compiles the model (``torch.compile``) for each shape
+  (:mod:`emostream.engine.vocoder_compile`: during warm-up, then the usual warm-up runs and
+  capture). fp16 is the GPU default; bf16 is refused for
   HiFi-GAN (13 dB SNR against fp32, measured on an H200 while choosing the precision;
   fp16 gives 42 dB, README "GPU engine").
 * :class:`OnnxVocoderBackend`: ONNX Runtime (the CPU path, or onnxruntime-gpu).
@@ -24,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from emostream.engine.graph_pool import CaptureReport, CudaGraphDevice, GraphJob, GraphPool
+from emostream.engine.vocoder_compile import ShapeCompiler
 
 log = logging.getLogger(__name__)
 
@@ -92,9 +95,14 @@ class TorchVocoderBackend:
         hop_length: int = 256,
         n_mels: int = 80,
         pool: GraphPool | None = None,
+        compile_mode: str | None = None,
+        compile_backend: str = "inductor",
     ) -> None:
         """``pool``: the graph pool to capture into (a process's shared one); default, on
-        CUDA with graphs, a pool of this backend's own."""
+        CUDA with graphs, a pool of this backend's own. ``compile_mode``: a torch.compile
+        mode (:data:`emostream.engine.vocoder_compile.MODES`) applied to every shape warmed
+        up or captured (``None``: eager, the default); ``compile_backend`` is torch.compile's
+        (tests on CPU: ``"aot_eager"``)."""
         import torch
 
         self._torch = torch
@@ -117,6 +125,9 @@ class TorchVocoderBackend:
         self.pool = pool
         self.capture_report: CaptureReport | None = None  # of the last warmup()'s captures
         self._stream: Any = torch.cuda.Stream(self.device) if is_cuda else None  # type: ignore[no-untyped-call]
+        self._compiler: ShapeCompiler | None = None
+        if compile_mode is not None:
+            self.compile(mode=compile_mode, backend=compile_backend)
 
     # -- eager ---------------------------------------------------------------------
 
@@ -124,7 +135,7 @@ class TorchVocoderBackend:
         torch = self._torch
         with torch.inference_mode():
             x = torch.from_numpy(np.ascontiguousarray(mel)).to(self.device, self.dtype)
-            y = self.model(x)[:, 0]
+            y = self._module(x.shape)(x)[:, 0]
             out: Audio = y.float().cpu().numpy()
         return out
 
@@ -148,16 +159,32 @@ class TorchVocoderBackend:
                      x: Any = static_in) -> None:  # fmt: skip
                 self._keep(b, f, x, graph, outputs[0])
 
-            jobs.append(GraphJob(part, (batch, frames), self._forward, (static_in,), keep))
+            forward = self._forward
+            if self._compiler is not None:  # compiled before any warm-up or capture
+                self._compiler.compile_shape(static_in)
+                forward = self._compiled_forward
+            jobs.append(GraphJob(part, (batch, frames), forward, (static_in,), keep))
         return jobs
 
     def _forward(self, mel: Any) -> Any:
         return self.model(mel)[:, 0]
 
+    def _compiled_forward(self, mel: Any) -> Any:
+        return self._module(mel.shape)(mel)[:, 0]
+
+    def _module(self, shape: tuple[int, ...]) -> Any:
+        """What runs ``shape``: the compiled model for a shape compiled at warm-up, else the
+        model (never a compile on a request)."""
+        if self._compiler is None:
+            return self.model
+        return self._compiler.module_for(tuple(shape))
+
     def _keep(self, batch: int, frames: int, static_in: Any, graph: Any, static_out: Any) -> None:
         torch = self._torch
-        host_in = torch.empty((batch, self.n_mels, frames), dtype=torch.float32).pin_memory()
-        host_out = torch.empty((batch, frames * self.hop_length), dtype=self.dtype).pin_memory()
+        host_in = torch.empty((batch, self.n_mels, frames), dtype=torch.float32)
+        host_out = torch.empty((batch, frames * self.hop_length), dtype=self.dtype)
+        if self.device.type == "cuda":  # (a CPU build has no pinned memory: tests' fake pools)
+            host_in, host_out = host_in.pin_memory(), host_out.pin_memory()
         self._graphs[(batch, frames)] = _Graph(static_in, static_out, graph, host_in, host_out)
         log.debug("captured vocoder graph batch=%d frames=%d", batch, frames)
 
@@ -203,22 +230,30 @@ class TorchVocoderBackend:
             g.graph.replay()
             return
         key = (batch, frames)
-        x = self._resident.get(key)
-        if x is None:
-            x = torch.full(
-                (batch, self.n_mels, frames), -11.5, device=self.device, dtype=self.dtype
-            )
-            self._resident[key] = x
-        with torch.inference_mode():
-            self.model(x)
+        with torch.inference_mode():  # an inference tensor, as warmup's compile example
+            x = self._resident.get(key)
+            if x is None:
+                x = torch.full(
+                    (batch, self.n_mels, frames), -11.5, device=self.device, dtype=self.dtype
+                )
+                self._resident[key] = x
+            self._module(x.shape)(x)
 
-    def compile(self, *, mode: str = "max-autotune-no-cudagraphs") -> None:
-        """``torch.compile`` the model (before any graph is captured). Compiling HiFi-GAN V1
-        took ~67 s on an H200 for ~30 % more throughput in the project's early research
-        (not yet measured with this backend): do it at start-up, never on a request."""
+    def compile(
+        self, *, mode: str = "max-autotune-no-cudagraphs", backend: str = "inductor"
+    ) -> None:
+        """``torch.compile`` the model (before any graph is captured); each shape is compiled
+        when :meth:`warmup` or :meth:`graph_jobs` first meets it. HiFi-GAN V1 fp16 on an
+        H200, 64 x (64 + 2 x 14) frames: graph 34.0 ms, max-autotune-no-cudagraphs then a
+        graph 23.8 ms, 67 s to compile that one shape: do it at start-up only."""
         if self._graphs:
             raise RuntimeError("compile before capturing graphs")
-        self.model = self._torch.compile(self.model, mode=mode, dynamic=False)
+        self._compiler = ShapeCompiler(self.model, mode, backend=backend)
+
+    @property
+    def compile_report(self) -> dict[str, Any] | None:
+        """The compile mode and seconds per shape (``None``: not compiled)."""
+        return None if self._compiler is None else self._compiler.report()
 
     def warmup(self, shapes: Iterable[tuple[int, int]]) -> None:
         if self.cuda_graphs:
@@ -226,7 +261,12 @@ class TorchVocoderBackend:
             self.capture_report = self.pool.capture_all(self.graph_jobs(shapes))
             return
         for batch, frames in shapes:
-            self.run(np.full((batch, self.n_mels, frames), -11.5, dtype=np.float32))
+            mel = np.full((batch, self.n_mels, frames), -11.5, dtype=np.float32)
+            if self._compiler is not None:
+                with self._torch.inference_mode():  # an inference tensor, as _eager's input
+                    example = self._torch.from_numpy(mel).to(self.device, self.dtype)
+                self._compiler.compile_shape(example)
+            self.run(mel)
 
     def memory_report(self) -> dict[str, Any]:
         torch = self._torch
@@ -239,6 +279,8 @@ class TorchVocoderBackend:
             "graph_pool_bytes": self.pool.device.pool_bytes(self.pool.handle) if self.pool else 0,
             "parameters_bytes": sum(p.numel() * p.element_size() for p in self.model.parameters()),
         }
+        if self._compiler is not None:
+            report["compile"] = self._compiler.report()
         if self.device.type == "cuda":
             free, total = torch.cuda.mem_get_info(self.device)
             report.update(
