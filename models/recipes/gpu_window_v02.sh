@@ -52,6 +52,13 @@
 #   Watch now returns the checkpoint's parts every call (WATCH_CKPT=0 stops it). Keep every
 #   device call of a window alone in its tool batch, back to back.
 #   bench/results/acoustic/2026-12-04-window6.md.
+# Window 7 (2026-12-04 session 10; window 6's plan rerun): same prepare, hide, stage a, stage
+#   b, restore models/acoustic, PARITY=0 START_WAIT=90 start 620 1250, watch 100/545/540,
+#   collect 110 (1,613 s of device time). 48.1 h at 278x (53.9 % Mandarin, 710 speakers),
+#   14,566 steps (46,368 -> 60,934), validation's best at 59,500 (mel L1 0.282 -> 0.267).
+#   The machine went back between stage a and b (a delayed reply): stages now join Kokoro in
+#   whichever lands last, so rerunning the missing stage recovers.
+#   bench/results/acoustic/2026-12-04-window7.md.
 # Light vocoder v0.1 (2026-12-03): HIDE_CORPUS=0 hide; vstart 900; watch 520; collect 345;
 #   vocbench 2 (bench/results/vocoder/2026-12-03-h200-lite-vocoder.md).
 #
@@ -160,8 +167,14 @@ stage)
     fi
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
       --target $W/site .gpujob/v02b/whl/*.whl 2>/dev/null && echo "onnx wheel ok"
-    cat $W/k.xz.00 $W/k.xz.01 $W/k.xz.02 | xz -d > $W/kokoro.onnx && rm $W/k.xz.*
-    sha256sum $W/kokoro.onnx | cut -c1-16
+  fi
+  # Kokoro is joined by whichever of stages a and b lands its parts last: if the machine went
+  # back between them (its /tmp is gone), rerunning the missing stage is enough.
+  if [ -f $W/k.xz.00 ] && [ -f $W/k.xz.01 ] && [ -f $W/k.xz.02 ]; then
+    cat $W/k.xz.00 $W/k.xz.01 $W/k.xz.02 | xz -d > $W/kokoro.onnx && rm $W/k.xz.* &&
+      echo "kokoro.onnx $(sha256sum $W/kokoro.onnx | cut -c1-16)"
+  elif [ "$part" != c ] && [ ! -s $W/kokoro.onnx ]; then
+    echo "kokoro parts here: $(cd $W && ls k.xz.* 2>/dev/null | tr '\n' ' ')(the other stage joins them)"
   fi
   nvidia-smi --query-gpu=name,driver_version,memory.used --format=csv,noheader; ls $W ;;
 start)
