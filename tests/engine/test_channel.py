@@ -50,3 +50,25 @@ def test_status_block_round_trip() -> None:
     finally:
         reader.close()
         block.close()
+
+
+def test_many_frames_in_one_read_and_a_partial_tail() -> None:
+    msgs = [("done", k, None, list(range(k))) for k in range(50)]
+    data = b"".join(encode(m) for m in msgs)
+    dec = FrameDecoder()
+    cut = len(data) - 3  # the last message arrives in two reads
+    assert dec.feed(data[:cut]) == msgs[:-1]
+    assert dec.feed(data[cut:]) == msgs[-1:]
+    assert dec.feed(b"") == []
+
+
+def test_slot_write_of_strided_views() -> None:
+    arena = SlotArena(2, 1 << 16)
+    try:
+        audio = np.arange(4 * 96, dtype=np.float16).reshape(4, 96)
+        for value in (audio[1, 10:60], audio[:, ::3], audio.T[5:9]):  # slices, strides
+            spec = arena.write(1, value)
+            assert spec == (value.shape, "<f2")
+            assert np.array_equal(arena.read(1, spec), value)
+    finally:
+        arena.close()

@@ -335,3 +335,56 @@ def test_engine_with_the_default_linger_never_delays_one_stream() -> None:
             sched.complete(plan, now[0])
         now[0] += 0.005  # the front end's work between utterances
     assert sched.stats.held == 0
+
+
+def test_load_matches_a_recount_of_its_window() -> None:
+    """load() keeps running sums and a sorted copy of the urgent latencies; they agree
+    with a recount of the window from the full history, and idle streams are forgotten
+    as a scan of every stream would (those with queued calls kept)."""
+    import random
+    from collections.abc import Hashable
+
+    from emostream.engine.scheduler import nearest_rank
+
+    rng = random.Random(3)
+    s = sched(window_s=0.5, stream_idle_s=0.3)
+    busy: list[tuple[float, float]] = []
+    urgent: list[tuple[float, float]] = []
+    work: list[tuple[float, float]] = []
+    seen: dict[Hashable, float] = {}
+    now, rid = 0.0, 0
+    for _ in range(600):
+        now += rng.expovariate(200.0)
+        for _ in range(rng.randrange(3)):
+            rid += 1
+            stream = f"s{rng.randrange(40)}"
+            due = None if rng.random() < 0.4 else now + rng.uniform(0.0, 0.05)
+            s.submit(rid, stream, rng.choice("av"), length=rng.randint(1, 60), now=now, due=due)
+            seen[stream] = now
+        plan = s.schedule(now)
+        if plan is None:
+            continue
+        end = now + plan.cost_s * rng.uniform(0.5, 1.5)
+        for d in s.complete(plan, end):
+            item = next(i for i in plan.items if i.rid == d.rid)
+            if item.urgent:
+                urgent.append((end, end - item.submitted))
+            seen[item.stream] = end
+        busy.append((now, end))
+        work.append((end, s.row_cost(plan.stage, plan.length) * len(plan.items)))
+        now = end
+        if rng.random() < 0.05:  # a stream ends
+            gone = f"s{rng.randrange(40)}"
+            s.cancel(gone)
+            seen.pop(gone, None)
+        load = s.load(now)
+        start = now - 0.5
+        want_busy = sum(min(b, now) - max(a, start) for a, b in busy if b > start) / 0.5
+        assert abs(load.busy_fraction - min(1.0, want_busy)) < 1e-9
+        assert abs(load.demand_fraction - sum(w for t, w in work if t > start) / 0.5) < 1e-9
+        want_p95 = nearest_rank(sorted(x for t, x in urgent if t > start), 0.95)
+        assert load.urgent_p95_s == want_p95
+        for idle in [k for k, t in seen.items() if now - t > 0.3]:
+            if not any(i.stream == idle for i in s._queued.values()):
+                del seen[idle]
+        assert load.live_streams == len(seen)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import pickle
 import struct
 from collections import deque
-from dataclasses import astuple
+from dataclasses import fields
 from multiprocessing import shared_memory
 from typing import Any
 
@@ -55,17 +55,21 @@ class FrameDecoder:
         self._buf = bytearray()
 
     def feed(self, data: bytes) -> list[tuple[Any, ...]]:
-        self._buf += data
+        buf = self._buf
+        buf += data
         out: list[tuple[Any, ...]] = []
-        while len(self._buf) >= HEADER.size:
-            (n,) = HEADER.unpack_from(self._buf)
+        pos = 0  # the whole messages are cut from the front once, at the end
+        while len(buf) - pos >= HEADER.size:
+            (n,) = HEADER.unpack_from(buf, pos)
             if n > MAX_MESSAGE:
+                del buf[:pos]
                 raise ValueError(f"message of {n} bytes")
-            if len(self._buf) < HEADER.size + n:
+            end = pos + HEADER.size + n
+            if len(buf) < end:
                 break
-            body = bytes(self._buf[HEADER.size : HEADER.size + n])
-            del self._buf[: HEADER.size + n]
-            out.append(pickle.loads(body))
+            out.append(pickle.loads(buf[pos + HEADER.size : end]))
+            pos = end
+        del buf[:pos]
         return out
 
 
@@ -102,12 +106,13 @@ class SlotArena:
         return nbytes <= self.slot_bytes
 
     def write(self, slot: int, array: npt.NDArray[Any]) -> ArraySpec:
-        a = np.ascontiguousarray(array)
+        """Copy ``array`` into ``slot`` (one copy, whatever its strides); its spec."""
+        a = np.asarray(array)
         if a.nbytes > self.slot_bytes:
             raise ValueError(f"{a.nbytes} bytes do not fit a slot of {self.slot_bytes}")
-        view = self.view(slot, (a.shape, a.dtype.str))
+        view = np.ndarray(a.shape, a.dtype, self.shm.buf, slot * self.slot_bytes)
         view[...] = a
-        return (tuple(a.shape), a.dtype.str)
+        return (a.shape, a.dtype.str)
 
     def view(self, slot: int, spec: ArraySpec) -> npt.NDArray[Any]:
         """The array ``spec`` in ``slot`` (no copy: valid until the slot is reused)."""
@@ -140,6 +145,7 @@ def _attach(name: str) -> shared_memory.SharedMemory:
 
 # seq (odd while written), then the snapshot's fields in LoadSnapshot order.
 _STATUS = struct.Struct("<Q d q q d d d q q d d")
+_FIELDS = tuple(f.name for f in fields(LoadSnapshot))
 
 
 class StatusBlock:
@@ -168,7 +174,7 @@ class StatusBlock:
         buf = self._buf()
         self._seq += 1
         struct.pack_into("<Q", buf, 0, self._seq * 2 - 1)
-        _STATUS.pack_into(buf, 0, self._seq * 2 - 1, *astuple(load))
+        _STATUS.pack_into(buf, 0, self._seq * 2 - 1, *[getattr(load, f) for f in _FIELDS])
         struct.pack_into("<Q", buf, 0, self._seq * 2)
 
     def read(self) -> LoadSnapshot | None:

@@ -229,15 +229,21 @@ class EngineScheduler:
         self._heap: list[tuple[float, int, int]] = []  # (due, seq, rid), stale entries skipped
         self._queued: dict[int, WorkItem] = {}
         self._in_flight: dict[int, WorkItem] = {}
-        self._last_due: dict[tuple[Hashable, str], float] = {}
+        self._last_due: dict[Hashable, dict[str, float]] = {}  # stream -> stage -> due
+        # stream -> when last seen, oldest first (re-inserted when seen: live_streams() looks
+        # at the front only)
         self._last_seen: dict[Hashable, float] = {}
         self._seq = itertools.count()
+        # Running sums and a sorted copy, so load() does not walk its window every call.
         self._busy: deque[tuple[float, float]] = deque()  # (start, end) of finished plans
+        self._busy_sum = 0.0  # of end - start over _busy
         self._work: deque[tuple[float, float]] = deque()  # (end, rows at full-batch cost)
+        self._work_sum = 0.0  # of the rows' cost over _work
         self._starts: deque[float] = deque()  # when streams were first seen
         self._stream_work: dict[Hashable, float] = {}  # work delivered so far, per stream
         self.work_per_stream_s = 0.0  # moving average over finished streams
         self._urgent: deque[tuple[float, float]] = deque()  # (delivered at, latency)
+        self._urgent_sorted: list[float] = []  # the latencies of _urgent, ascending
         self._late: deque[float] = deque()  # when late items were delivered
         for spec in stages:
             self.add_stage(spec)
@@ -275,12 +281,13 @@ class EngineScheduler:
             raise ValueError(f"request id {rid} is already pending")
         when = now if due is None else due
         if track:
-            when = max(when, self._last_due.get((stream, stage), when))
-            self._last_due[(stream, stage)] = when
-            if stream not in self._last_seen:
+            dues = self._last_due.setdefault(stream, {})
+            when = max(when, dues.get(stage, when))
+            dues[stage] = when
+            if self._last_seen.pop(stream, None) is None:
                 self._starts.append(now)
                 self._stream_work.setdefault(stream, 0.0)
-            self._last_seen[stream] = now
+            self._last_seen[stream] = now  # at the end: the most recently seen
         item = WorkItem(rid, stream, stage, length, when, now, next(self._seq), payload)
         self._queues[stage].setdefault(stream, deque()).append(item)
         self._queued[rid] = item
@@ -304,8 +311,7 @@ class EngineScheduler:
             del self._queued[item.rid]
         for rid in [r for r, i in self._in_flight.items() if i.stream == stream]:
             del self._in_flight[rid]
-        for key in [k for k in self._last_due if k[0] == stream]:
-            del self._last_due[key]
+        self._last_due.pop(stream, None)
         self._last_seen.pop(stream, None)
         work = self._stream_work.pop(stream, 0.0)
         if work > 0.0:
@@ -436,10 +442,12 @@ class EngineScheduler:
         (None when not even one row is)."""
         spec = self.stages[head.stage]
         queues = self._queues[head.stage]
-        order = sorted(queues, key=lambda s: (queues[s][0].due, queues[s][0].seq))
+        # Streams by their first item's (due, seq); seq is unique, so no tie reaches the
+        # stream id.
+        order = [s for _, _, s in sorted((q[0].due, q[0].seq, s) for s, q in queues.items())]
         first = spec.length_bucket(head.length)
         lengths = [n for n in spec.lengths if n >= first] or [first]
-        stage_total = sum(len(q) for q in queues.values())
+        stage_total = sum(map(len, queues.values()))
         best: tuple[float, list[WorkItem], int, float] | None = None
         slack = self.close_by(head) - now
         late_anyway = self.cost.cost(spec.key, 1, first) > slack
@@ -483,21 +491,24 @@ class EngineScheduler:
         pass, closed when one more row would take longer than ``limit`` (the head's slack,
         unless the head is late anyway, and a held stage's latest start; module docs)."""
         items: list[WorkItem] = []
-        taken = dict.fromkeys(order, 0)
+        taken: dict[Hashable, int] = {}  # items taken per stream (none: 0)
         blocked: set[Hashable] = set()
+        fits = 0  # the largest padded batch known to end within limit
         while len(items) < spec.max_batch:
             progressed = False
             for stream in order:
                 if stream in blocked:
                     continue
-                queue, k = queues[stream], taken[stream]
+                queue, k = queues[stream], taken.get(stream, 0)
                 if k >= len(queue) or spec.length_bucket(queue[k].length) > bucket:
                     blocked.add(stream)
                     continue
                 if limit < math.inf:
                     rows = spec.batch_bucket(len(items) + 1)
-                    if self.cost.cost(spec.key, rows, bucket) > limit:
-                        return items  # one more row would eat the head's slack
+                    if rows > fits:  # the cost of a padded batch is asked once per size
+                        if self.cost.cost(spec.key, rows, bucket) > limit:
+                            return items  # one more row would eat the head's slack
+                        fits = rows
                 items.append(queue[k])
                 taken[stream] = k + 1
                 progressed = True
@@ -511,8 +522,11 @@ class EngineScheduler:
         """``plan`` ran from ``plan.started`` to ``now``: its deliveries (items of streams
         cancelled meanwhile left out)."""
         self._busy.append((plan.started, now))
-        work = self.row_cost(plan.stage, plan.length) * len(plan.items)
+        self._busy_sum += now - plan.started
+        row = self.row_cost(plan.stage, plan.length)
+        work = row * len(plan.items)
         self._work.append((now, work))
+        self._work_sum += work
         self.stats.busy_s += now - plan.started
         out: list[Delivery] = []
         for item in plan.items:
@@ -524,10 +538,11 @@ class EngineScheduler:
                 self._late.append(now)
             if item.urgent:
                 self._urgent.append((now, now - item.submitted))
-            if item.stream in self._last_seen:
-                self._last_seen[item.stream] = now
+                bisect.insort(self._urgent_sorted, now - item.submitted)
+            if self._last_seen.pop(item.stream, None) is not None:
+                self._last_seen[item.stream] = now  # moved to the end: the most recent
             if item.stream in self._stream_work:
-                self._stream_work[item.stream] += self.row_cost(item.stage, plan.length)
+                self._stream_work[item.stream] += row
             out.append(Delivery(item.rid, item.stream, now - item.submitted, late))
         return out
 
@@ -544,36 +559,58 @@ class EngineScheduler:
         return self.cost.cost(stage, spec.max_batch, length) / spec.max_batch
 
     def live_streams(self, now: float) -> int:
-        """Streams seen within ``stream_idle_s`` and not cancelled."""
-        idle = [s for s, t in self._last_seen.items() if now - t > self.stream_idle_s]
+        """Streams seen within ``stream_idle_s`` and not cancelled (idle streams with queued
+        calls stay). ``_last_seen`` is oldest first, so only its front is looked at."""
+        idle = []
+        for stream, seen in self._last_seen.items():
+            if now - seen <= self.stream_idle_s:
+                break  # this one and every later one are live
+            idle.append(stream)
         for stream in idle:
             if not any(stream in q for q in self._queues.values()):
                 del self._last_seen[stream]
         return len(self._last_seen)
 
     def load(self, now: float) -> LoadSnapshot:
+        """The load at ``now`` (not before any earlier call's ``now``: the window's deques
+        are trimmed at the front, and plans run one at a time, in order)."""
         start = now - self.window_s
-        while self._busy and self._busy[0][1] <= start:
-            self._busy.popleft()
-        while self._urgent and self._urgent[0][0] <= start:
-            self._urgent.popleft()
+        busy_q, urgent = self._busy, self._urgent
+        while busy_q and busy_q[0][1] <= start:
+            a, b = busy_q.popleft()
+            self._busy_sum -= b - a
+        while urgent and urgent[0][0] <= start:
+            _, x = urgent.popleft()
+            del self._urgent_sorted[bisect.bisect_left(self._urgent_sorted, x)]
         while self._late and self._late[0] <= start:
             self._late.popleft()
         while self._work and self._work[0][0] <= start:
-            self._work.popleft()
+            self._work_sum -= self._work.popleft()[1]
         while self._starts and self._starts[0] <= start:
             self._starts.popleft()
-        busy = sum(min(b, now) - max(a, start) for a, b in self._busy if b > start)
-        p95 = nearest_rank(sorted(x for _, x in self._urgent), 0.95)
+        if not busy_q:
+            self._busy_sum = 0.0  # no rounding left behind
+        if not self._work:
+            self._work_sum = 0.0
+        # Plans that began before the window, or (a caller's clock) end after now: clipped.
+        busy = self._busy_sum
+        for a, b in busy_q:
+            if a >= start:
+                break
+            busy += min(b, now) - max(a, start) - (b - a)
+        for a, b in reversed(busy_q):
+            if b <= now or a < start:
+                break
+            busy += now - b
         return LoadSnapshot(
             now=now,
             live_streams=self.live_streams(now),
             queued=len(self._queued),
             busy_fraction=min(1.0, max(0.0, busy / self.window_s)),
-            demand_fraction=sum(w for _, w in self._work) / self.window_s,
+            demand_fraction=self._work_sum / self.window_s,
             starts_recent=len(self._starts),
             work_per_stream_s=self.work_per_stream_s,
             window_s=self.window_s,
-            urgent_p95_s=p95,
+            urgent_p95_s=nearest_rank(self._urgent_sorted, 0.95),
             late_recent=len(self._late),
         )
