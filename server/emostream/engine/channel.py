@@ -110,9 +110,9 @@ class SlotArena:
         a = np.asarray(array)
         if a.nbytes > self.slot_bytes:
             raise ValueError(f"{a.nbytes} bytes do not fit a slot of {self.slot_bytes}")
-        view = np.ndarray(a.shape, a.dtype, self.shm.buf, slot * self.slot_bytes)
-        view[...] = a
-        return (a.shape, a.dtype.str)
+        spec = (a.shape, a.dtype.str)
+        self.view(slot, spec)[...] = a
+        return spec
 
     def view(self, slot: int, spec: ArraySpec) -> npt.NDArray[Any]:
         """The array ``spec`` in ``slot`` (no copy: valid until the slot is reused)."""
