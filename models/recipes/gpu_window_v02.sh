@@ -223,7 +223,7 @@ python3 -m emostream.train.render_gpu --plan plan --model kokoro.onnx --out corp
 while [ \$(ls corpus/*.npz.xz 2>/dev/null | wc -l) -lt 12 ]; do sleep 5; done
 $VOC
 python3 -m emostream.train.train --corpus corpus --out run --init $INITF --follow $VAL \
-  --budget $TRAIN --eval-every 500 --save-every 2000 --cooldown ${COOLDOWN:-0} ${CONTOUR:+--contour $CONTOUR} > logs/train.log 2>&1
+  --budget $TRAIN --eval-every 500 --save-every 2000 --cooldown ${COOLDOWN:-0} ${CONTOUR:+--contour $CONTOUR} ${FREEZE:+--freeze $FREEZE} > logs/train.log 2>&1
 echo done > logs/train.done
 EOF
   setsid bash $W/job.sh > $W/logs/job.log 2>&1 < /dev/null &

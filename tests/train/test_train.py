@@ -130,3 +130,31 @@ def test_warm_start_grows_contours_and_learns_them(tiny_corpus: Path, tmp_path: 
     assert torch.isfinite(grown.contour.out.weight).all()
     again = train(tiny_corpus, tmp_path / "b", max_steps=6, tc=tc, device="cpu")
     assert again["step"] == 6  # resumes as a contour model (its config in last.pt)
+
+
+def test_frozen_prosody_keeps_the_predictors_and_trains_the_decoder(
+    tiny_corpus: Path, tmp_path: Path
+) -> None:
+    """``--freeze prosody``: a warm start keeps the encoder and every predictor bit for bit
+    (so durations and pitch stay the shipped model's) while the decoder learns."""
+    import torch
+
+    from emostream.models.acoustic import AcousticModel
+    from emostream.train.train import PROSODY_MODULES, freeze
+
+    tc = TrainConfig(frames_per_batch=1500, eval_every=100, save_every=100, warmup=2)
+    train(tiny_corpus, tmp_path / "a", max_steps=2, tc=tc, model_config=TINY, device="cpu")
+    start = AcousticModel.load(tmp_path / "a" / "model_fp16.pt")
+    tc = TrainConfig(frames_per_batch=1500, eval_every=100, save_every=100, warmup=2,
+                     freeze=("prosody",))  # fmt: skip
+    train(tiny_corpus, tmp_path / "b", max_steps=5, tc=tc, device="cpu",
+          init=tmp_path / "a" / "model_fp16.pt")  # fmt: skip
+    after = AcousticModel.load(tmp_path / "b" / "model_fp16.pt")
+    old, new = start.state_dict(), after.state_dict()
+    for k in old:
+        if k.split(".")[0] in PROSODY_MODULES:
+            assert torch.equal(old[k], new[k]), k
+    assert not torch.equal(old["mel_out.weight"], new["mel_out.weight"])
+    assert any(not torch.equal(old[k], new[k]) for k in old if k.startswith("decoder."))
+    with pytest.raises(ValueError, match="no such module"):
+        freeze(start, ("prosody", "nonsense"))

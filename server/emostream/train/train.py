@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import torch
+from torch import nn
 
 from emostream.models import contour
 from emostream.models.acoustic import AcousticConfig, AcousticModel, read_checkpoint
@@ -220,6 +221,34 @@ class TrainConfig:
     seed: int = 0
     cooldown: float = 0.0  # last share of the run (budget or max_steps) with the rate → 0
     cooldown_floor: float = 0.02  # ... down to this share of the scheduled rate
+    freeze: tuple[str, ...] = ()  # top-level modules kept as they are (see PROSODY_MODULES)
+
+
+# Everything that decides what is said and how (units, durations, pitch, pitch shapes,
+# energy) before the frames: ``--freeze prosody`` keeps these and trains the rest (the
+# variance embeddings, length-regulator features, decoder and mel head).
+PROSODY_MODULES = (
+    "symbol_emb", "tone_emb", "lang_emb", "encoder", "speaker_proj", "emotion_emb",
+    "duration", "pitch", "energy", "contour",
+)  # fmt: skip
+
+
+def freeze(model: nn.Module, names: tuple[str, ...]) -> int:
+    """Stop gradients to the top-level modules ``names`` ("prosody" stands for
+    :data:`PROSODY_MODULES`); returns how many parameters are frozen. Raises ``ValueError``
+    for a name the model does not have."""
+    have = dict(model.named_children())
+    prosody = tuple(m for m in PROSODY_MODULES if m in have)  # contour: only with contours
+    wanted = {m for n in names for m in (prosody if n == "prosody" else (n,))}
+    unknown = sorted(wanted - set(have))
+    if unknown:
+        raise ValueError(f"no such module to freeze: {', '.join(unknown)}")
+    frozen = 0
+    for name in wanted:
+        for param in have[name].parameters():
+            param.requires_grad_(False)
+            frozen += param.numel()
+    return frozen
 
 
 REWARM = 200  # steps of learning-rate ramp after a weights-only warm start
@@ -305,7 +334,14 @@ def train(
     if cfg.contour > CONTOUR:
         raise ValueError(f"contour {cfg.contour}: the trainer fits at most {CONTOUR}")
     model = AcousticModel(cfg).to(dev)
-    opt = torch.optim.AdamW(model.parameters(), lr=tc.lr, betas=(0.9, 0.98), weight_decay=0.01)
+    if tc.freeze:
+        log.info("frozen: %s (%d parameters)", ",".join(tc.freeze), freeze(model, tc.freeze))
+    opt = torch.optim.AdamW(
+        [q for q in model.parameters() if q.requires_grad],
+        lr=tc.lr,
+        betas=(0.9, 0.98),
+        weight_decay=0.01,
+    )
     step, epoch = 0, 0
     if state is not None:
         model.load_state_dict(state["model"])
@@ -487,6 +523,12 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="log-F0 shape coefficients per unit (2: slope and bend; default: as --init)",
     )
+    p.add_argument(
+        "--freeze",
+        default="",
+        help="comma-separated top-level modules not trained ('prosody': the encoder and "
+        "every predictor, so durations and pitch stay the --init model's)",
+    )
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     tc = TrainConfig(
@@ -494,6 +536,7 @@ def main(argv: list[str] | None = None) -> int:
         eval_every=a.eval_every,
         save_every=a.save_every,
         cooldown=a.cooldown,
+        freeze=tuple(x.strip() for x in a.freeze.split(",") if x.strip()),
     )
     train(
         a.corpus,
