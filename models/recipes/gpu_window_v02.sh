@@ -185,8 +185,12 @@ start)
   [ -n "$INIT" ] || INIT=$(ls models/acoustic/emostream-fs2-*.onnx | head -1)
   INITF=init.${INIT##*.}; cp "$INIT" $W/$INITF
   cp bench/kokoro_teacher.py $W/bench_kokoro.py
-  VOC=""  # the light vocoder trains on the same mels when stage c brought V1's weights
-  if [ -f $W/hifigan_v1_fp16.pt ] && [ ! -f $W/vjob.sh ]; then  # (vstart: already training)
+  # The light vocoder trains on the same mels when stage c brought V1's weights (targets: V1's
+  # audio), or with VOC_TARGETS=audio on the teacher's own audio, which the render then keeps
+  # beside each shard (render_gpu --keep-audio; no stage c needed).
+  VOC=""; KEEP=""; TGT="--teacher hifigan_v1_fp16.pt"
+  [ "${VOC_TARGETS:-v1}" = audio ] && KEEP="--keep-audio" && TGT="--targets audio"
+  if { [ -n "$KEEP" ] || [ -f $W/hifigan_v1_fp16.pt ]; } && [ ! -f $W/vjob.sh ]; then  # (vstart: already training)
     INITV=""
     for f in models/vocoder/emostream-lite-vocoder-*.onnx; do
       [ -f "$f" ] && cp "$f" $W/lite_init.onnx && INITV="--init lite_init.onnx"
@@ -203,7 +207,7 @@ start)
       PRED="--corpus corpus_pred"
     fi
     VOC="${VOC}python3 -m emostream.train.vocoder_gan --corpus corpus $PRED --out voc"
-    VOC="$VOC --budget $TRAIN --follow --device cuda --teacher hifigan_v1_fp16.pt $INITV"
+    VOC="$VOC --budget $TRAIN --follow --device cuda $TGT $INITV"
     VOC="$VOC > logs/vocoder.log 2>&1 &"
   fi
   VAL=""; VALRENDER=""  # validation voices (prepare with VAL_VOICES): rendered first, briefly
@@ -217,7 +221,7 @@ export PYTHONPATH=$W/site:$W/server PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
 cd $W
 $VALRENDER
 python3 -m emostream.train.render_gpu --plan plan --model kokoro.onnx --out corpus \
-  --workers \${WORKERS:-12} --batch 16 --budget $RENDER > logs/render.log 2>&1 &
+  --workers \${WORKERS:-12} --batch 16 --budget $RENDER $KEEP > logs/render.log 2>&1 &
 [ "${PARITY:-1}" = 0 ] || timeout 150 python3 bench_kokoro.py --plan plan --model kokoro.onnx --device cuda --n 16 \
   --out logs/parity.json > logs/parity.log 2>&1 &
 while [ \$(ls corpus/*.npz.xz 2>/dev/null | wc -l) -lt 12 ]; do sleep 5; done

@@ -142,3 +142,56 @@ def test_warmup_learns(tiny_corpus: Path, tmp_path: Path) -> None:
     assert end["step"] == 40
     assert end["mel_l1"] < 0.8 * start["mel_l1"]
     assert end["mr_stft"] < start["mr_stft"]
+
+
+def with_audio(recs: list[corpus.Record]) -> list[corpus.Record]:
+    """Records whose kept audio marks its mel frame: every sample of frame k is k / 1000,
+    and the mel's first bin of frame k is k % 256."""
+    for r in recs:
+        n = r.mel.shape[0]
+        r.mel = r.mel.copy()
+        r.mel[:, 0] = np.arange(n) % 256
+        r.audio = corpus.frame_audio(np.repeat(np.arange(n) / 1000.0, corpus.MEL.hop_length), n)
+    return recs
+
+
+def test_kept_audio_lies_beside_its_shard(tmp_path: Path) -> None:
+    recs = with_audio(records(3))
+    corpus.write_shard(recs, tmp_path / "s.npz.xz", preset=1)
+    kept = corpus.read_audio(tmp_path / "s.npz.xz")
+    assert (tmp_path / "s.audio.npz").exists() and set(kept) == {r.utt for r in recs}
+    for r in recs:
+        assert len(kept[r.utt]) == r.mel.shape[0] * corpus.MEL.hop_length
+        assert np.array_equal(kept[r.utt], r.audio)
+    corpus.write_shard(records(2), tmp_path / "plain.npz.xz", preset=1)
+    assert corpus.read_audio(tmp_path / "plain.npz.xz") == {}
+    short = corpus.frame_audio(np.ones(300, np.float32), 2)  # 2 frames: cut or padded
+    assert short.shape == (512,) and short[299] == 32767 and short[300] == 0
+
+
+def test_audio_windows_line_up_with_mel_windows(tmp_path: Path) -> None:
+    from emostream.train.vocoder_gan import HOP
+
+    corpus.write_shard(with_audio(records(4)), tmp_path / "a.npz.xz", preset=1)
+    corpus.write_shard(records(3, skip=4), tmp_path / "b.npz.xz", preset=1)  # no audio
+    pool = ShardPool(tmp_path, held=1, audio=True)
+    assert pool.poll() == 3 and len(pool.held_audio) == 1  # b's utterances are left out
+    mel, wav = pool.sample_pairs(np.random.default_rng(0), 16, 6, 3)
+    for m, w in zip(mel, wav):
+        marks = m[3:9, 0].astype(int)  # the emitted frames' marks (frame index % 256)
+        blocks = w.reshape(6, HOP)
+        assert (blocks == blocks[:, :1]).all()  # one frame's samples per hop
+        frames = np.round(blocks[:, 0] / 32767 * 1000).astype(int)
+        assert np.array_equal(frames % 256, marks) and np.all(np.diff(frames) == 1)
+    assert ShardPool(tmp_path, held=0).poll() == 7  # without audio: every utterance
+
+
+def test_trains_on_kept_audio_without_v1(tmp_path: Path) -> None:
+    data = tmp_path / "corpus"
+    corpus.write_shard(with_audio(records(8)), data / "s.npz.xz", preset=1)
+    out = train(data, tmp_path / "run", max_steps=3, gc=TINY, device="cpu", targets="audio")
+    assert out["targets"] == "audio" and out["step"] == 3
+    assert math.isfinite(out["eval"]["mel_l1"])
+    with pytest.raises(RuntimeError, match="no training utterances"):
+        train(tmp_path / "none", tmp_path / "x", max_steps=1, gc=TINY, device="cpu",
+              targets="audio")  # fmt: skip

@@ -216,6 +216,10 @@ class Record:
     energy: npt.NDArray[np.float16]  # [T] log L2 norm of the magnitude spectrum
     audio16k: npt.NDArray[np.float32] | None = field(default=None, repr=False)
     ge2e: npt.NDArray[np.float16] | None = None
+    # The teacher's audio at the mel's rate, mel frames × hop samples (sample k·hop … (k+1)·hop
+    # is mel frame k), int16: kept (``features(keep_audio=True)``) for a vocoder that learns
+    # the teacher's own waveform; written beside the shard (:func:`audio_path`).
+    audio: npt.NDArray[np.int16] | None = field(default=None, repr=False)
 
     @classmethod
     def from_utterance(cls, u: Utterance, *, keep_ge2e: bool = False) -> Record:
@@ -254,6 +258,8 @@ def features(
     audio24k: npt.NDArray[np.float32],
     token_frames: npt.NDArray[np.int64],
     f0_teacher: npt.NDArray[np.float32],
+    *,
+    keep_audio: bool = False,
 ) -> Record:
     import soxr
 
@@ -279,7 +285,35 @@ def features(
         f0=f0.astype(np.float16),
         energy=energy.astype(np.float16),
         audio16k=soxr.resample(audio24k, KOKORO_SR, 16000).astype(np.float32),
+        audio=frame_audio(audio, n) if keep_audio else None,
     )
+
+
+def frame_audio(audio: npt.NDArray[np.float32], frames: int) -> npt.NDArray[np.int16]:
+    """``audio`` (float, at the mel's rate) as int16, cut or zero-padded to ``frames`` hops:
+    with HiFi-GAN's framing (reflect pad (n_fft − hop) / 2, no centring) mel frame ``k``
+    stands for samples ``k·hop … (k+1)·hop``."""
+    n = frames * MEL.hop_length
+    out = np.zeros(n, np.int16)
+    x = np.clip(audio[:n], -1.0, 1.0) * 32767.0
+    out[: len(x)] = np.round(x).astype(np.int16)
+    return out
+
+
+def audio_path(shard: Path) -> Path:
+    """Where a shard's kept audio lies: ``x.npz.xz`` → ``x.audio.npz`` (uncompressed)."""
+    return shard.with_name(shard.name.removesuffix(".npz.xz") + ".audio.npz")
+
+
+def read_audio(shard: Path) -> dict[str, npt.NDArray[np.int16]]:
+    """The kept audio of a shard's utterances by utterance id (empty without it)."""
+    path = audio_path(shard)
+    if not path.exists():
+        return {}
+    with np.load(path) as z:
+        utts = json.loads(z["utts"].tobytes().decode())
+        audio, off = z["audio"], z["offsets"]
+    return {u: audio[off[i] : off[i + 1]] for i, u in enumerate(utts)}
 
 
 # ------------------------------------------------------------------------------ shards
@@ -310,6 +344,18 @@ def write_shard(records: list[Record], path: Path, *, preset: int = 6) -> int:
     np.savez(buf, **arrays)  # type: ignore[arg-type]
     data = lzma.compress(buf.getvalue(), preset=preset)
     path.parent.mkdir(parents=True, exist_ok=True)
+    kept = [r for r in records if r.audio is not None]
+    if kept:  # before the shard: a shard that is listed has its audio in place
+        side = audio_path(path)
+        tmp_audio = side.with_name(side.name + ".tmp")
+        with tmp_audio.open("wb") as f:
+            np.savez(
+                f,
+                utts=np.frombuffer(json.dumps([r.utt for r in kept]).encode(), np.uint8),
+                audio=np.concatenate([r.audio for r in kept if r.audio is not None]),
+                offsets=offsets([r.audio for r in kept if r.audio is not None]),
+            )
+        tmp_audio.rename(side)
     tmp = path.with_suffix(".tmp")
     tmp.write_bytes(data)
     tmp.rename(path)

