@@ -199,7 +199,13 @@ start)
     # free-running, as served: emostream.train.student_mels), half of what it samples once
     # they catch up. Window 3 did; its vocoder sounded worse (DNSMOS −0.1): off by default.
     PRED=""
-    if [ "${STUDENT_MELS:-0}" = 1 ]; then
+    if [ "${GTA:-0}" = 1 ]; then  # with VOC_TARGETS=audio: the acoustic model's teacher-forced
+      # mels on the teacher's timeline (student_mels --aligned), audio linked beside them
+      VOC="python3 -m emostream.train.student_mels --corpus corpus --model $INITF --aligned"
+      VOC="$VOC --out corpus_gta --follow --budget $TRAIN --device cuda > logs/gta.log 2>&1 &
+"
+      PRED="--corpus corpus_gta"
+    elif [ "${STUDENT_MELS:-0}" = 1 ]; then
       VOC="python3 -m emostream.train.student_mels --corpus corpus --model $INITF"
       VOC="$VOC --out corpus_pred --follow --budget $TRAIN --device cuda"
       VOC="$VOC > logs/student_mels.log 2>&1 &

@@ -73,3 +73,33 @@ def test_emotion_lines_are_spoken_as_served(shipped_model: Path) -> None:
     assert [r.utt for r in moved] == [r.utt for r in neutral] == [u.utt for u in utts]
     for a, b in zip(neutral, moved, strict=True):
         assert 0.5 * a.mel.shape[0] < b.mel.shape[0] < 2.0 * a.mel.shape[0]
+
+
+def test_aligned_mels_keep_the_teachers_timeline_and_audio(
+    shipped_model: Path, tmp_path: Path
+) -> None:
+    """``--aligned``: teacher-forced mels, frame for frame on the teacher's audio (linked
+    beside the shard), so the vocoder can learn the model's mels → the teacher's waveform."""
+    src, out = tmp_path / "corpus", tmp_path / "gta"
+    shard = min(V1.glob("*.npz.xz"))
+    utts = list(itertools.islice(corpus.read_shard(shard), 4))
+    recs = [corpus.Record.from_utterance(u) for u in utts]
+    with np.load(V1 / "speakers.npz") as z:  # v1 keeps per-speaker GE2E means only
+        spk = {k: z[k] for k in z.files}
+    for r in recs:
+        r.ge2e = spk[r.speaker].astype(np.float16)
+        r.audio = corpus.frame_audio(np.zeros(r.mel.shape[0] * 256, np.float32), r.mel.shape[0])
+    corpus.write_shard(recs, src / "a.npz.xz", preset=1)
+    assert run(src, shipped_model, out, batch=3, device="cpu", aligned=True) == 4
+    by_utt = {u.utt: u for u in utts}
+    kept = corpus.read_audio(out / "a.npz.xz")
+    for p in corpus.read_shard(out / "a.npz.xz"):
+        teacher = by_utt[p.utt]
+        assert np.array_equal(p.durations, teacher.durations)
+        assert p.mel.shape == teacher.mel.shape and not np.array_equal(p.mel, teacher.mel)
+        # close to the teacher's mel (the shipped model, teacher-forced), not noise
+        diff = np.abs(corpus.dequantize_mel(p.mel) - corpus.dequantize_mel(teacher.mel)).mean()
+        assert diff < 0.6
+        assert len(kept[p.utt]) == p.mel.shape[0] * 256
+    pool = ShardPool(out, held=1, audio=True)
+    assert pool.poll() == 3

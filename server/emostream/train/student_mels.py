@@ -12,6 +12,13 @@ row), trims the silence as served
 name in ``--out`` (durations and text kept; F0 and energy zero: the vocoder reads only mels).
 ``train.vocoder_gan --corpus corpus --corpus <out>`` then samples both in proportion to frames.
 
+``--aligned`` makes ground-truth-aligned mels instead (as Tacotron 2's and HiFi-GAN's
+authors fine-tuned their vocoders): the model teacher-forced with the teacher's durations,
+pitch, pitch shapes and energy, no controls, no trimming, so frame ``k`` still stands for the
+same samples of the teacher's audio; the shard's kept audio (``render_gpu --keep-audio``) is
+linked beside the output shard, and ``train.vocoder_gan --targets audio --corpus <out>``
+teaches the vocoder to turn the model's own mels into the teacher's waveform.
+
 With ``--follow`` it keeps polling for new shards until ``--budget`` seconds have passed.
 Only numpy and torch are imported (as on the GPU host).
 """
@@ -20,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import shutil
 import time
 from pathlib import Path
 
@@ -29,7 +37,14 @@ import torch
 
 from emostream.models.acoustic import AcousticModel
 from emostream.text.emotion import EMOTIONS
-from emostream.train.corpus import Record, Utterance, quantize_mel, read_shard, write_shard
+from emostream.train.corpus import (
+    Record,
+    Utterance,
+    audio_path,
+    quantize_mel,
+    read_shard,
+    write_shard,
+)
 from emostream.voices.acoustic import prosody_for, trim_silence
 from emostream.voices.base import Controls
 
@@ -101,6 +116,42 @@ def predict(
     return out
 
 
+def predict_aligned(
+    model: AcousticModel, utts: list[Utterance], *, device: torch.device
+) -> list[Record]:
+    """Records of ``utts`` with the model's teacher-forced mels (teacher durations, pitch,
+    shapes, energy; speaker as stored): frame for frame the teacher's timeline."""
+    from emostream.train.train import collate, to_item
+
+    items = [to_item(u, np.nan_to_num(u.ge2e.astype(np.float32))) for u in utts]
+    b = collate(items, model.config, device)
+    n = len(utts)
+    with torch.no_grad():
+        mel = model(
+            b["ids"], b["tones"], b["langs"], b["speaker"],
+            torch.zeros(n, dtype=torch.long, device=device), torch.ones(n, device=device),
+            b["durations"], b["pitch"], b["energy"], b["contour"] if model.config.contour else None,
+        )["mel"]  # fmt: skip
+    mel_np = mel.float().cpu().numpy()
+    zeros = np.zeros(0, np.float16)
+    return [
+        Record(
+            u.utt,
+            u.lang,
+            u.text,
+            u.speaker,
+            u.ids,
+            u.tones,
+            u.langs,
+            u.durations,
+            quantize_mel(mel_np[i, : u.mel.shape[0]]),
+            zeros,
+            zeros,
+        )
+        for i, u in enumerate(utts)
+    ]
+
+
 def convert_shard(
     model: AcousticModel,
     src: Path,
@@ -109,12 +160,27 @@ def convert_shard(
     *,
     batch: int = 32,
     device: torch.device,
+    aligned: bool = False,
 ) -> int:
-    """Write ``dst`` with the model's mels for every utterance of ``src``; returns how many."""
+    """Write ``dst`` with the model's mels for every utterance of ``src``; returns how many.
+    ``aligned``: teacher-forced mels (:func:`predict_aligned`), and ``src``'s kept audio
+    linked beside ``dst`` first (a shard that is listed has its audio)."""
     utts = sorted(read_shard(src), key=lambda u: len(u.ids))
     records: list[Record] = []
     for i in range(0, len(utts), batch):
-        records += predict(model, utts[i : i + batch], rng, device=device)
+        group = utts[i : i + batch]
+        records += (
+            predict_aligned(model, group, device=device)
+            if aligned
+            else predict(model, group, rng, device=device)
+        )
+    if aligned and audio_path(src).exists():
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        audio_path(dst).unlink(missing_ok=True)
+        try:
+            audio_path(dst).hardlink_to(audio_path(src))
+        except OSError:  # another file system
+            shutil.copyfile(audio_path(src), audio_path(dst))
     write_shard(records, dst, preset=1)
     return len(records)
 
@@ -130,6 +196,7 @@ def run(
     batch: int = 32,
     seed: int = 0,
     device: str | None = None,
+    aligned: bool = False,
 ) -> int:
     """Convert every shard of ``corpus`` not yet in ``out``; with ``follow``, keep going until
     ``budget_s``. Returns the number of utterances written."""
@@ -143,7 +210,8 @@ def run(
         todo = [p for p in sorted(corpus.glob("*.npz.xz")) if not (out / p.name).exists()]
         for src in todo:
             try:
-                n = convert_shard(model, src, out / src.name, rng, batch=batch, device=dev)
+                n = convert_shard(model, src, out / src.name, rng, batch=batch, device=dev,
+                                  aligned=aligned)  # fmt: skip
             except Exception:  # a damaged shard must not end the job
                 log.exception("skipping %s", src)
                 continue
@@ -166,11 +234,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default=None)
+    p.add_argument("--aligned", action="store_true",
+                   help="teacher-forced mels on the teacher's timeline, kept audio linked")  # fmt: skip
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     n = run(
         a.corpus, a.model, a.out, follow=a.follow, budget_s=a.budget, batch=a.batch,
-        seed=a.seed, device=a.device,
+        seed=a.seed, device=a.device, aligned=a.aligned,
     )  # fmt: skip
     log.info("done: %d utterances", n)
     return 0
