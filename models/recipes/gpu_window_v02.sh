@@ -59,6 +59,12 @@
 #   The machine went back between stage a and b (a delayed reply): stages now join Kokoro in
 #   whichever lands last, so rerunning the missing stage recovers.
 #   bench/results/acoustic/2026-12-04-window7.md.
+# Window 8 (2026-12-06 session 11, on an H100): window 7's prepare, hide, stage a, stage b,
+#   git checkout -- models/acoustic models/vocoder, FREEZE=prosody VOC_TARGETS=audio PARITY=0
+#   START_WAIT=60 start 360 760, watch 200/530, collect 90: 22.0 h at 216x; the acoustic
+#   decoder alone (predictors frozen) lost Mandarin again (not shipped); the light vocoder
+#   learned the teacher's own audio. bench/results/acoustic/2026-12-06-window8.md, whose
+#   'Next' is GTA=1 VOC_TARGETS=audio ACOUSTIC=0 (vocoder on the model's aligned mels).
 # Light vocoder v0.1 (2026-12-03): HIDE_CORPUS=0 hide; vstart 900; watch 520; collect 345;
 #   vocbench 2 (bench/results/vocoder/2026-12-03-h200-lite-vocoder.md).
 #
@@ -222,6 +228,11 @@ start)
     VALRENDER="python3 -m emostream.train.render_gpu --plan plan_val --model kokoro.onnx"
     VALRENDER="$VALRENDER --out corpus_val --workers 4 --batch 16 --budget 120 > logs/render_val.log 2>&1"
   fi
+  # ACOUSTIC=0: no acoustic training (a vocoder-only window); the job waits for the rest.
+  TRAINCMD="python3 -m emostream.train.train --corpus corpus --out run --init $INITF --follow $VAL"
+  TRAINCMD="$TRAINCMD --budget $TRAIN --eval-every 500 --save-every 2000 --cooldown ${COOLDOWN:-0}"
+  TRAINCMD="$TRAINCMD ${CONTOUR:+--contour $CONTOUR} ${FREEZE:+--freeze $FREEZE} > logs/train.log 2>&1"
+  [ "${ACOUSTIC:-1}" = 0 ] && TRAINCMD="wait"
   cat > $W/job.sh <<EOF
 export PYTHONPATH=$W/site:$W/server PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
 cd $W
@@ -232,8 +243,7 @@ python3 -m emostream.train.render_gpu --plan plan --model kokoro.onnx --out corp
   --out logs/parity.json > logs/parity.log 2>&1 &
 while [ \$(ls corpus/*.npz.xz 2>/dev/null | wc -l) -lt 12 ]; do sleep 5; done
 $VOC
-python3 -m emostream.train.train --corpus corpus --out run --init $INITF --follow $VAL \
-  --budget $TRAIN --eval-every 500 --save-every 2000 --cooldown ${COOLDOWN:-0} ${CONTOUR:+--contour $CONTOUR} ${FREEZE:+--freeze $FREEZE} > logs/train.log 2>&1
+$TRAINCMD
 echo done > logs/train.done
 EOF
   setsid bash $W/job.sh > $W/logs/job.log 2>&1 < /dev/null &
