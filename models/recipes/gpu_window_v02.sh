@@ -231,7 +231,7 @@ start)
   # ACOUSTIC=0: no acoustic training (a vocoder-only window); the job waits for the rest.
   TRAINCMD="python3 -m emostream.train.train --corpus corpus --out run --init $INITF --follow $VAL"
   TRAINCMD="$TRAINCMD --budget $TRAIN --eval-every 500 --save-every 2000 --cooldown ${COOLDOWN:-0}"
-  TRAINCMD="$TRAINCMD ${CONTOUR:+--contour $CONTOUR} ${FREEZE:+--freeze $FREEZE} > logs/train.log 2>&1"
+  TRAINCMD="$TRAINCMD ${CONTOUR:+--contour $CONTOUR} ${FREEZE:+--freeze $FREEZE} ${MEL_GAN:+--mel-gan $MEL_GAN} > logs/train.log 2>&1"
   [ "${ACOUSTIC:-1}" = 0 ] && TRAINCMD="wait"
   cat > $W/job.sh <<EOF
 export PYTHONPATH=$W/site:$W/server PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1

@@ -158,3 +158,35 @@ def test_frozen_prosody_keeps_the_predictors_and_trains_the_decoder(
     assert any(not torch.equal(old[k], new[k]) for k in old if k.startswith("decoder."))
     with pytest.raises(ValueError, match="no such module"):
         freeze(start, ("prosody", "nonsense"))
+
+
+def test_mel_discriminator_trains_beside_and_resumes(tiny_corpus: Path, tmp_path: Path) -> None:
+    """``--mel-gan``: a discriminator on mel windows joins the loss, its state is saved in
+    ``last.pt`` and a resumed run picks it up."""
+    import torch
+
+    tc = TrainConfig(frames_per_batch=1500, eval_every=100, save_every=100, warmup=2,
+                     mel_gan=0.5, mel_gan_window=16)  # fmt: skip
+    first = train(tiny_corpus, tmp_path, max_steps=3, tc=tc, model_config=TINY, device="cpu")
+    state = torch.load(tmp_path / "last.pt", weights_only=False)
+    assert "disc" in state and "opt_d" in state and first["step"] == 3
+    d0 = {k: v.clone() for k, v in state["disc"].items()}
+    again = train(tiny_corpus, tmp_path, max_steps=5, tc=tc, device="cpu")
+    d1 = torch.load(tmp_path / "last.pt", weights_only=False)["disc"]
+    assert again["step"] == 5 and any(not torch.equal(d0[k], d1[k]) for k in d0)
+    assert math.isfinite(again["eval"]["mel_l1"])
+
+
+def test_mel_windows_cut_the_same_place_inside_each_utterance() -> None:
+    import torch
+
+    from emostream.train.mel_gan import MelDiscriminator, windows
+
+    real = torch.arange(2 * 30 * 80, dtype=torch.float32).view(2, 30, 80)
+    fake = real + 0.5
+    r, f = windows(real, fake, torch.tensor([30, 10]), 12, torch.Generator().manual_seed(0))
+    assert r.shape == (1, 12, 80) and torch.equal(f, r + 0.5)  # the 10-frame one left out
+    start = int(r[0, 0, 0]) // 80
+    assert 0 <= start <= 18 and torch.equal(r[0], real[0, start : start + 12])
+    logits, feats = MelDiscriminator()(r)
+    assert logits.shape[0] == 1 and len(feats) == 4

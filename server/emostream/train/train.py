@@ -29,6 +29,10 @@ from torch import nn
 from emostream.models import contour
 from emostream.models.acoustic import AcousticConfig, AcousticModel, read_checkpoint
 from emostream.train.corpus import Utterance, dequantize_mel, read_shard
+from emostream.train.mel_gan import MelDiscriminator
+from emostream.train.mel_gan import d_loss as mel_d_loss
+from emostream.train.mel_gan import g_loss as mel_g_loss
+from emostream.train.mel_gan import windows as mel_windows
 
 log = logging.getLogger(__name__)
 VOICED_HZ = 60.0
@@ -160,7 +164,13 @@ def batches(items: list[Item], frames_per_batch: int, rng: random.Random) -> Ite
         yield [items[i] for i in g]
 
 
-def losses(model: AcousticModel, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+def losses(
+    model: AcousticModel,
+    batch: dict[str, torch.Tensor],
+    keep: dict[str, torch.Tensor] | None = None,
+) -> dict[str, torch.Tensor]:
+    """Teacher-forced losses of ``batch``; ``keep`` (optional) receives the predicted mel
+    (``mel``) and each utterance's frame count (``frames``)."""
     b = batch
     emotion = torch.zeros(len(b["ids"]), dtype=torch.long, device=b["ids"].device)
     out = model(
@@ -177,6 +187,8 @@ def losses(model: AcousticModel, batch: dict[str, torch.Tensor]) -> dict[str, to
     )
     keep_u = (~out["unit_pad"]).float()
     keep_f = (~out["frame_pad"]).float().unsqueeze(-1)
+    if keep is not None:
+        keep["mel"], keep["frames"] = out["mel"], (~out["frame_pad"]).sum(1)
     mel_l1 = ((out["mel"].float() - b["mel"]).abs() * keep_f).sum() / (keep_f.sum() * 80)
     log_d = torch.log(b["durations"].float() + 1.0)
     dur = ((out["log_duration"].float() - log_d) ** 2 * keep_u).sum() / keep_u.sum()
@@ -222,6 +234,8 @@ class TrainConfig:
     cooldown: float = 0.0  # last share of the run (budget or max_steps) with the rate → 0
     cooldown_floor: float = 0.02  # ... down to this share of the scheduled rate
     freeze: tuple[str, ...] = ()  # top-level modules kept as they are (see PROSODY_MODULES)
+    mel_gan: float = 0.0  # weight of the mel discriminator's losses (0: off; mel_gan.py)
+    mel_gan_window: int = 64  # frames per discriminator window
 
 
 # Everything that decides what is said and how (units, durations, pitch, pitch shapes,
@@ -362,8 +376,21 @@ def train(
         log.info("warm start from %s (step %d, fresh optimiser)", init, step)
     amp = dev.type == "cuda"
     history: list[dict[str, float]] = []
+    disc: MelDiscriminator | None = None
+    opt_d: torch.optim.Optimizer | None = None
+    if tc.mel_gan > 0:
+        disc = MelDiscriminator().to(dev)
+        opt_d = torch.optim.AdamW(disc.parameters(), lr=2e-4, betas=(0.8, 0.99))
+        if state is not None and "disc" in state:
+            disc.load_state_dict(state["disc"])
+            opt_d.load_state_dict(state["opt_d"])
+        log.info("mel discriminator: weight %g, windows of %d frames", tc.mel_gan,
+                 tc.mel_gan_window)  # fmt: skip
 
     def save() -> None:
+        gan = {} if disc is None or opt_d is None else {
+            "disc": disc.state_dict(), "opt_d": opt_d.state_dict()
+        }  # fmt: skip
         torch.save(
             {
                 "config": asdict(cfg),
@@ -372,6 +399,7 @@ def train(
                 "step": step,
                 "epoch": epoch,
                 "train": asdict(tc),
+                **gan,
             },
             out / "last.tmp",
         )
@@ -414,8 +442,23 @@ def train(
                     * (min(1.0, (step - rewarm_from) / REWARM) if rewarm_from >= 0 else 1.0)
                     * cooldown_factor(progress, tc)
                 )
+            kept: dict[str, torch.Tensor] = {}
+            batch = collate(group, cfg, dev)
             with torch.autocast("cuda", torch.bfloat16, enabled=amp):
-                parts = losses(model, collate(group, cfg, dev))
+                parts = losses(model, batch, kept if disc is not None else None)
+            if disc is not None and opt_d is not None:
+                real, fake = mel_windows(batch["mel"], kept["mel"], kept["frames"],
+                                         tc.mel_gan_window)  # fmt: skip
+                if len(real):
+                    with torch.autocast("cuda", torch.bfloat16, enabled=amp):
+                        loss_d = mel_d_loss(disc, real, fake)
+                    opt_d.zero_grad(set_to_none=True)
+                    loss_d.backward()  # type: ignore[no-untyped-call]
+                    opt_d.step()
+                    with torch.autocast("cuda", torch.bfloat16, enabled=amp):
+                        adv, fm = mel_g_loss(disc, real, fake)
+                    parts["loss"] = parts["loss"] + tc.mel_gan * (adv + 2.0 * fm)
+                    parts.update({"d": loss_d.detach(), "adv": adv, "fm": fm})
             opt.zero_grad(set_to_none=True)
             parts["loss"].backward()  # type: ignore[no-untyped-call]
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -529,9 +572,16 @@ def main(argv: list[str] | None = None) -> int:
         help="comma-separated top-level modules not trained ('prosody': the encoder and "
         "every predictor, so durations and pitch stay the --init model's)",
     )
+    p.add_argument(
+        "--mel-gan",
+        type=float,
+        default=0.0,
+        help="weight of a mel discriminator's losses (train.mel_gan; 0 = off)",
+    )
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     tc = TrainConfig(
+        mel_gan=a.mel_gan,
         frames_per_batch=a.frames_per_batch,
         eval_every=a.eval_every,
         save_every=a.save_every,
