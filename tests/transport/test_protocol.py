@@ -182,3 +182,20 @@ def test_strict_fields_still_take_their_json_types() -> None:
     assert req.fmt.sample_rate == 16000 and isinstance(req.fmt.sample_rate, int)
     surrogate_pair = json.dumps({"type": "start", "prompt": "calm 😀"})  # escaped as a pair
     assert isinstance(proto().receive_text(surrogate_pair)[0], BeginUtterance)
+
+
+def test_deep_nesting_is_named_whatever_the_recursion_limit() -> None:
+    """json.loads only refuses deep nesting past the interpreter's recursion limit, which an
+    imported library may have raised (torch's compiler does): the error still says so."""
+    import sys
+
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(5000)
+    try:
+        (error,) = proto().receive_text("[" * 1100 + "]" * 1100)
+    finally:
+        sys.setrecursionlimit(before)
+    assert isinstance(error, SendError) and error.code == "bad_message"
+    assert "nested" in error.message
+    (flat,) = proto().receive_text("[1, 2]")
+    assert isinstance(flat, SendError) and "JSON object" in flat.message

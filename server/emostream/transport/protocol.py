@@ -156,9 +156,27 @@ def load_message(raw: str | bytes) -> dict[str, Any]:
     except ValueError as exc:  # UnicodeDecodeError for an HTTP body that is not UTF-8
         raise ProtocolError("bad_json", f"malformed JSON: {str(exc)[:120]}") from None
     if not isinstance(msg, dict):
+        # json.loads refuses deep nesting only past the interpreter's recursion limit, which
+        # imported libraries raise (torch's compiler does): say "nested" either way.
+        if _deeper_than(msg, MAX_DEPTH):
+            raise ProtocolError("bad_message", f"JSON nested more than {MAX_DEPTH} levels")
         raise ProtocolError("bad_message", "a message must be a JSON object")
     _check_tree(msg)
     return msg
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether arrays/objects nest more than ``limit`` levels in ``value`` (iteratively)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return True
+            stack.extend(
+                (x, depth + 1) for x in (item.values() if isinstance(item, dict) else item)
+            )
+    return False
 
 
 def frame_too_large(
