@@ -17,6 +17,7 @@ import contextlib
 import io
 import logging
 import os
+import random
 import re
 import secrets
 import sqlite3
@@ -202,18 +203,35 @@ class VoiceRegistry:
                 with contextlib.suppress(OSError):
                     os.chmod(f"{self.path}{suffix}", 0o600)
         with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.executescript(_SCHEMA)
-            version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
-            if version > SCHEMA_VERSION:
-                raise RuntimeError(
-                    f"{self.path} was written by a newer emostream (schema {version})"
-                )
-            columns = {r[1] for r in self._db.execute("PRAGMA table_info(cloned_voices)")}
-            if "owner" not in columns:  # schema 1: clones made before keys existed
-                self._db.execute("ALTER TABLE cloned_voices ADD COLUMN owner TEXT")
-            if version < SCHEMA_VERSION:
-                self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self._setup()
+
+    def _setup(self, *, wait_s: float = 10.0) -> None:
+        """WAL mode, schema and migrations. Several server workers open a new data folder at
+        once, and switching a fresh file to WAL answers "database is locked" at once rather
+        than through the busy timeout (4 processes opening one fresh file together: 47 of 400
+        opens failed, the worker died at start-up): such a refusal is tried again for up to
+        ``wait_s`` seconds."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                self._migrate()
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02 + random.random() * 0.05)
+
+    def _migrate(self) -> None:
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.executescript(_SCHEMA)
+        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise RuntimeError(f"{self.path} was written by a newer emostream (schema {version})")
+        columns = {r[1] for r in self._db.execute("PRAGMA table_info(cloned_voices)")}
+        if "owner" not in columns:  # schema 1: clones made before keys existed
+            self._db.execute("ALTER TABLE cloned_voices ADD COLUMN owner TEXT")
+        if version < SCHEMA_VERSION:
+            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     @classmethod
     def in_data_dir(cls, data_dir: str | Path, **kwargs: bool) -> VoiceRegistry:
