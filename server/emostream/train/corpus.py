@@ -344,16 +344,17 @@ def write_shard(records: list[Record], path: Path, *, preset: int = 6) -> int:
     np.savez(buf, **arrays)  # type: ignore[arg-type]
     data = lzma.compress(buf.getvalue(), preset=preset)
     path.parent.mkdir(parents=True, exist_ok=True)
-    kept = [r for r in records if r.audio is not None]
+    kept = [(r.utt, r.audio) for r in records if r.audio is not None]
     if kept:  # before the shard: a shard that is listed has its audio in place
         side = audio_path(path)
         tmp_audio = side.with_name(side.name + ".tmp")
+        audios = [a for _, a in kept]
         with tmp_audio.open("wb") as f:
             np.savez(
                 f,
-                utts=np.frombuffer(json.dumps([r.utt for r in kept]).encode(), np.uint8),
-                audio=np.concatenate([r.audio for r in kept if r.audio is not None]),
-                offsets=offsets([r.audio for r in kept if r.audio is not None]),
+                utts=np.frombuffer(json.dumps([u for u, _ in kept]).encode(), np.uint8),
+                audio=np.concatenate(audios),
+                offsets=offsets(audios),
             )
         tmp_audio.rename(side)
     tmp = path.with_suffix(".tmp")
