@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -166,17 +166,8 @@ def load_message(raw: str | bytes) -> dict[str, Any]:
 
 
 def _deeper_than(value: Any, limit: int) -> bool:
-    """Whether arrays/objects nest more than ``limit`` levels in ``value`` (iteratively)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            if depth > limit:
-                return True
-            stack.extend(
-                (x, depth + 1) for x in (item.values() if isinstance(item, dict) else item)
-            )
-    return False
+    """Whether arrays/objects nest more than ``limit`` levels in ``value``."""
+    return any(isinstance(v, (dict, list)) and depth > limit for _, v, depth in _nodes(value))
 
 
 def frame_too_large(
@@ -195,11 +186,24 @@ def frame_too_large(
     return ProtocolError("too_large", f"{what} is {size} bytes; at most {limit}{hint}")
 
 
-def _check_tree(msg: dict[str, Any]) -> None:
-    """Nesting depth and valid Unicode everywhere in a parsed message (iteratively)."""
-    stack: list[tuple[str, Any, int]] = [("", msg, 1)]
+def _nodes(value: Any) -> Iterator[tuple[str, Any, int]]:
+    """Every value in a parsed message with its field path and nesting depth (1 = the
+    message itself), iteratively (no recursion limit to meet), parents before children."""
+    stack: list[tuple[str, Any, int]] = [("", value, 1)]
     while stack:
-        path, value, depth = stack.pop()
+        path, item, depth = stack.pop()
+        yield path, item, depth
+        if isinstance(item, dict):
+            stack.extend(
+                (f"{path}.{key}" if path else key, x, depth + 1) for key, x in item.items()
+            )
+        elif isinstance(item, list):
+            stack.extend((path, x, depth + 1) for x in item)
+
+
+def _check_tree(msg: dict[str, Any]) -> None:
+    """Nesting depth and valid Unicode everywhere in a parsed message."""
+    for path, value, depth in _nodes(msg):
         if isinstance(value, str):
             if _SURROGATE.search(value):
                 raise ProtocolError(
@@ -208,15 +212,10 @@ def _check_tree(msg: dict[str, Any]) -> None:
         elif isinstance(value, (dict, list)):
             if depth > MAX_DEPTH:
                 raise ProtocolError("bad_message", f"JSON nested more than {MAX_DEPTH} levels")
-            if isinstance(value, dict):
-                for key, item in value.items():
-                    if _SURROGATE.search(key):
-                        raise ProtocolError(
-                            "bad_message", "a key is not valid Unicode (it holds a lone surrogate)"
-                        )
-                    stack.append((f"{path}.{key}" if path else key, item, depth + 1))
-            else:
-                stack.extend((path, item, depth + 1) for item in value)
+            if isinstance(value, dict) and any(_SURROGATE.search(key) for key in value):
+                raise ProtocolError(
+                    "bad_message", "a key is not valid Unicode (it holds a lone surrogate)"
+                )
 
 
 def _number(msg: dict[str, Any], key: str, default: float, lo: float, hi: float) -> float:
