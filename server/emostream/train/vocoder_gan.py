@@ -460,7 +460,6 @@ def train(
         torch.backends.cudnn.allow_tf32 = True
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(gc.seed)
-    rng = np.random.default_rng(gc.seed + int(time.time()) % 100_000)
 
     pool = ShardPool(corpus, held=gc.held_utterances, follow=follow, poll_s=gc.poll_seconds,
                      audio=real_audio)  # fmt: skip
@@ -505,6 +504,9 @@ def train(
         gan_from = int(warm.get("gan_from", -1))
         log.info("warm start from %s (step %d, fresh optimisers)", init, step)
     start_step = step
+    # The crops: reproducible for a given seed and starting step; a resumed or warm-started
+    # run draws crops of its own rather than the first run's again.
+    rng = np.random.default_rng([gc.seed, start_step])
     log.info(
         "generator %s: %d parameters; discriminators %d; %d utterances, %d frames; device %s",
         gen_cfg,
