@@ -46,6 +46,18 @@ def test_cross_speakers_keep_prosody_language_and_borrow_timbre() -> None:
     assert all(not s.timbre for s in spk if "cross" not in s.name)
 
 
+def test_timbre_only_voices_lend_timbre_but_never_prosody() -> None:
+    names = [f"af_{i}" for i in range(5)] + [f"zf_{i}" for i in range(4)]
+    kw = {"blends_en": 3, "blends_zh": 20, "cross_en": 4, "cross_zh": 60, "seed": 5}
+    spk = corpus.make_speakers(names, timbre_only={"zf_0"}, **kw)
+    assert "zf_0" not in {s.name for s in spk}  # not a speaker of its own
+    assert not any("zf_0" in s.weights for s in spk)  # nobody's prosody, no blend parent
+    assert any("zf_0" in s.timbre for s in spk)  # but some cross speakers' timbre
+    before = corpus.make_speakers(names, **kw)
+    assert any("zf_0" in s.weights for s in before)  # (this draw would have used it)
+    assert len(before) == len(spk) + 1  # only the voice itself is gone
+
+
 def test_validation_speakers_are_new_timbres_with_their_own_names() -> None:
     names = [f"af_{i}" for i in range(5)] + [f"zf_{i}" for i in range(3)]
     train = corpus.make_speakers(names, blends_en=2, blends_zh=2, cross_zh=3, seed=6)

@@ -51,6 +51,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="blends and cross speakers only, named val_*: a validation plan of new timbres",
     )
+    pl.add_argument(
+        "--timbre-only",
+        default="",
+        help="comma-separated voices that lend cross speakers their timbre but never their "
+        "prosody (not speakers, not blend parents): e.g. zf_xiaoni, whose Mandarin the "
+        "teacher renders poorly",
+    )
     pl.add_argument("--renderings", type=int, default=1, help="speakers per sentence")
     s = sub.add_parser("synth", help="render jobs with Kokoro into shards")
     s.add_argument("--plan", type=Path, required=True)
@@ -112,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
             seed=a.seed,
             stock=not a.new_only,
             prefix="val_" if a.new_only else "",
+            timbre_only=set(filter(None, a.timbre_only.split(","))),
         )
         a.out.mkdir(parents=True, exist_ok=True)
         (a.out / "speakers.json").write_text(
