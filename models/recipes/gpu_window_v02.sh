@@ -65,6 +65,16 @@
 #   decoder alone (predictors frozen) lost Mandarin again (not shipped); the light vocoder
 #   learned the teacher's own audio. bench/results/acoustic/2026-12-06-window8.md, whose
 #   'Next' is GTA=1 VOC_TARGETS=audio ACOUSTIC=0 (vocoder on the model's aligned mels).
+# Window 9 (2026-12-06 session 12, H100): SEED=8 (same speaker mix, VAL_NEW=1) prepare, hide,
+#   stage a, b, restore, GTA=1 VOC_TARGETS=audio FREEZE=prosody MEL_GAN=0.1 PARITY=0
+#   START_WAIT=60 start 360 840, watch 150/530, collect (after renaming run/best_fp16.pt: the
+#   last step was wanted). The mel GAN lost Mandarin, the GTA vocoder gained nothing: neither
+#   shipped. Then lab.teacher_speakers found zf_xiaoni's prosody mumbling (42.6 % syllable
+#   error for the teacher itself): plans now keep it timbre-only (TIMBRE_ONLY, default
+#   zf_xiaoni; TIMBRE_ONLY= keeps the old plans).
+# Window 10 (same session, 400 s left): SEED=8 ... prepare (no VAL_NEW), hide, stage a, b,
+#   restore, one call `COOLDOWN=0.3 PARITY=0 START_WAIT=5 start 200 230; collect 330`:
+#   2,142 steps, no drift, too short to tell. bench/results/acoustic/2026-12-06-window9-10.md.
 # Light vocoder v0.1 (2026-12-03): HIDE_CORPUS=0 hide; vstart 900; watch 520; collect 345;
 #   vocbench 2 (bench/results/vocoder/2026-12-03-h200-lite-vocoder.md).
 #
