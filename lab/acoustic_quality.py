@@ -47,7 +47,7 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -522,6 +522,16 @@ def _git_commit() -> str:
     return out.stdout.strip()
 
 
+def run_record(module: str, argv: Sequence[str] | None) -> dict[str, Any]:
+    """The head of a lab report: when, the command that made it, the host, the commit."""
+    return {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": f"python -m {module} " + " ".join(sys.argv[1:] if argv is None else argv),
+        "host": _host(),
+        "git_commit": _git_commit(),
+    }
+
+
 def _clean(x: Any) -> Any:
     """NaN → null (strict JSON), recursively."""
     if isinstance(x, float) and math.isnan(x):
@@ -613,11 +623,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(a.threads)
     own = OwnModel(Path(a.model), Path(a.speakers_npz), path=a.path, lite=Path(a.lite),
                    threads=a.threads)  # fmt: skip
-    report: dict[str, Any] = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": "python -m lab.acoustic_quality " + " ".join(sys.argv[1:] if argv is None else argv),
-        "host": _host(),
-        "git_commit": _git_commit(),
+    report: dict[str, Any] = run_record("lab.acoustic_quality", argv) | {
         "model": _relpath(a.model),
         "speakers_npz": _relpath(a.speakers_npz),
         "path": a.path,

@@ -37,9 +37,8 @@ from lab.acoustic_quality import (
     MODEL_SR,
     TEACHER_SR,
     Teacher,
-    _git_commit,
-    _host,
     corpus_rate,
+    run_record,
     score_row,
 )
 
@@ -163,12 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         | {"seconds": round(sum(r["seconds"] for r in rows if r["system"] == s), 1)}
         for s in dict.fromkeys(r["system"] for r in rows)
     }
-    report = {
-        "date": time.strftime("%Y-%m-%d"),
-        "command": "python -m lab.prosody_oracle "
-        + " ".join(sys.argv[1:] if argv is None else argv),
-        "host": _host(),
-        "git_commit": _git_commit(),
+    report = run_record("lab.prosody_oracle", argv) | {
         "model": a.model,
         "vocoder": a.lite,
         "asr": asr.name,

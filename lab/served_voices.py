@@ -19,7 +19,6 @@ import json
 import logging
 import sys
 import time
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -29,10 +28,9 @@ from emostream.engine.oneshot import synthesize
 from emostream.train import sentences
 from emostream.voices.catalog import load_catalog
 from lab.acoustic_quality import (
-    _git_commit,
-    _host,
     dnsmos_scores,
     intelligibility_summary,
+    run_record,
     score_row,
 )
 
@@ -62,12 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         "en": sentences.heldout("en")[: a.en_texts],
         "zh": sentences.heldout("zh")[: a.zh_texts],
     }
-    report: dict[str, Any] = {
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": "python -m lab.served_voices "
-        + " ".join(sys.argv[1:] if argv is None else argv),
-        "host": _host(),
-        "git_commit": _git_commit(),
+    report: dict[str, Any] = run_record("lab.served_voices", argv) | {
         "vocoder": a.vocoder,
         "asr": asr.name,
         "voices": {},

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from lab.acoustic_quality import TEACHER_SR, _git_commit, _host, corpus_rate, score_row
+from lab.acoustic_quality import TEACHER_SR, corpus_rate, run_record, score_row
 
 log = logging.getLogger("lab.teacher_speakers")
 
@@ -108,12 +108,7 @@ def main(argv: list[str] | None = None) -> int:
             for s in chosen
         },
     }
-    report = {
-        "date": time.strftime("%Y-%m-%d"),
-        "command": "python -m lab.teacher_speakers "
-        + " ".join(sys.argv[1:] if argv is None else argv),
-        "host": _host(),
-        "git_commit": _git_commit(),
+    report = run_record("lab.teacher_speakers", argv) | {
         "asr": asr.name,
         "texts": len(texts),
         "summary": summary,
