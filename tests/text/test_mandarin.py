@@ -348,7 +348,8 @@ CASES: list[tuple[str, str, str]] = [
     (SLANG, "嗯嗯，好的", "n4 n4 hao3 de5"),  # mm-hm: ǹ
     (SLANG, "嗯？", "n2"),
     (SLANG, "啊这", "a4 zhe4"),
-    (SLANG, "最终BOSS啊", "zui4 zhong1 boss a5"),  # after a Latin word 啊 is the particle, not an interjection
+    # after a Latin word 啊 is the particle, not an interjection
+    (SLANG, "最终BOSS啊", "zui4 zhong1 boss a5"),
     (SLANG, "这是iPhone啊", "zhe4 shi4 iPhone a5"),
     (SANDHI, "买一送一，数量有限", "mai3 yi1 song4 yi1 shu4 liang4 you3 xian4"),
     (
