@@ -33,8 +33,11 @@ def served(tmp_path: Path) -> Iterator[Served]:
         yield server
 
 
-async def speak(url: str, text: str, started: asyncio.Event) -> list[str]:
-    """One utterance, read to the end; what the client saw (event types / error codes)."""
+async def speak(
+    url: str, text: str, started: asyncio.Event, finished: asyncio.Event | None = None
+) -> list[str]:
+    """One utterance, read to the end; what the client saw (event types / error codes).
+    ``started`` is set at its first audio, ``finished`` (if given) at its ``done``."""
     seen: list[str] = []
     async with websockets.connect(url, compression=None, max_size=None) as ws:
         await ws.send(json.dumps({"type": "start"}))
@@ -49,6 +52,8 @@ async def speak(url: str, text: str, started: asyncio.Event) -> list[str]:
                     seen.append(event.get("code") or event["type"])
                     if event["type"] == "done":
                         seen[-1] = "done:cancelled" if event["cancelled"] else "done"
+                        if finished is not None:
+                            finished.set()
                 elif "audio" not in seen:
                     seen.append("audio")
                     started.set()

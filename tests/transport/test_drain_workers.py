@@ -34,10 +34,14 @@ async def test_sigterm_drains_both_workers(tmp_path: Path) -> None:
             while srv.log.read_text().count("emostream ready") < 2:
                 await asyncio.sleep(0.1)
         events = [asyncio.Event() for _ in range(STREAMS)]
+        done = [asyncio.Event() for _ in range(STREAMS)]
         text = " ".join([SHORT] * 3)
-        tasks = [asyncio.create_task(speak(srv.ws_url, text, e)) for e in events]
+        tasks = [asyncio.create_task(speak(srv.ws_url, text, e, d)) for e, d in zip(events, done)]
         async with asyncio.timeout(90):
             await asyncio.gather(*(e.wait() for e in events))  # all are streaming audio
+        # On a loaded machine the first streams can finish before the last one starts: those
+        # are no longer in flight when the drain begins, and the workers do not count them.
+        early = sum(d.is_set() for d in done)
         srv.proc.send_signal(signal.SIGTERM)  # type: ignore[union-attr]
         t0 = time.monotonic()
         results = await asyncio.gather(*tasks)
@@ -51,7 +55,11 @@ async def test_sigterm_drains_both_workers(tmp_path: Path) -> None:
     assert code == 0, log[-3000:]
     drained = re.findall(r"drained in [0-9.]+ s: (\d+) finished, (\d+) cut", log)
     assert len(drained) == 2, log[-3000:]  # one line per worker
-    assert sum(int(f) for f, _ in drained) == STREAMS and all(c == "0" for _, c in drained)
+    assert early < STREAMS, "every stream ended before the signal: nothing was drained"
+    finished = sum(int(f) for f, _ in drained)
+    assert finished == STREAMS - early, (drained, early)
+    assert all(c == "0" for _, c in drained)
     assert "Traceback" not in log
     split = "/".join(f for f, _ in drained)
-    print(f"--workers 2: {STREAMS} streams finished ({split} per worker), exit 0 in {took:.1f} s")
+    print(f"--workers 2: {finished} streams drained ({split} per worker; {early} had ended "
+          f"before the signal), exit 0 in {took:.1f} s")  # fmt: skip
