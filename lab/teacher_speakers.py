@@ -20,6 +20,7 @@ import logging
 import random
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -79,12 +80,12 @@ def main(argv: list[str] | None = None) -> int:
     table, vocab, g2p = load_voices(Path(a.kokoro_voices)), kokoro_vocab(), G2P()
     asr = whisper_base(threads=a.threads)
     texts = heldout_texts(a.lang)[: a.texts]
+    tokens = {t: [vocab[c] for c in g2p(t).teacher_text if c in vocab] for t in texts}
     rows: list[dict[str, Any]] = []
     for spec in chosen:
         style = speaker_style(table, spec["weights"], spec.get("timbre"))
         for text in texts:
-            tokens = [vocab[c] for c in g2p(text).teacher_text if c in vocab]
-            wav = teacher(tokens, style).audio
+            wav = teacher(tokens[text], style).audio
             hyp = asr(soxr.resample(wav, TEACHER_SR, 16000).astype(np.float32), 16000,
                       language=a.lang)  # fmt: skip
             row = {"speaker": spec["name"], "kind": kind(spec["name"]), "text": text,
@@ -100,8 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = {
         "per_kind": {
             k: rates([r for r in rows if r["kind"] == k]) | {"speakers": n}
-            for k, n in sorted({kind(s["name"]): 0 for s in chosen}.items())
-            for n in [sum(kind(s["name"]) == k for s in chosen)]
+            for k, n in sorted(Counter(kind(s["name"]) for s in chosen).items())
         },
         "per_speaker": {
             s["name"]: rates([r for r in rows if r["speaker"] == s["name"]]) | {"spec": s}
