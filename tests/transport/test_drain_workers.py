@@ -35,7 +35,7 @@ async def test_sigterm_drains_both_workers(tmp_path: Path) -> None:
                 await asyncio.sleep(0.1)
         events = [asyncio.Event() for _ in range(STREAMS)]
         done = [asyncio.Event() for _ in range(STREAMS)]
-        text = " ".join([SHORT] * 3)
+        text = " ".join([SHORT] * 5)  # long enough to be in flight at the signal
         tasks = [asyncio.create_task(speak(srv.ws_url, text, e, d)) for e, d in zip(events, done)]
         async with asyncio.timeout(90):
             await asyncio.gather(*(e.wait() for e in events))  # all are streaming audio
@@ -53,11 +53,14 @@ async def test_sigterm_drains_both_workers(tmp_path: Path) -> None:
         assert seen == ["started", "audio", "done", "shutting_down", "close:1001"], seen
     log = srv.log.read_text()
     assert code == 0, log[-3000:]
+    # Which streams were still in flight is the workers' to say: a "done" already sent can still
+    # be on its way to the client when the signal lands (CI saw 5 drained with early == 0).
+    in_flight = [int(n) for n in re.findall(r"draining: (\d+) utterance\(s\) in flight", log)]
     drained = re.findall(r"drained in [0-9.]+ s: (\d+) finished, (\d+) cut", log)
-    assert len(drained) == 2, log[-3000:]  # one line per worker
-    assert early < STREAMS, "every stream ended before the signal: nothing was drained"
+    assert len(in_flight) == len(drained) == 2, log[-3000:]  # one line each per worker
     finished = sum(int(f) for f, _ in drained)
-    assert finished == STREAMS - early, (drained, early)
+    assert finished == sum(in_flight), (drained, in_flight)
+    assert 0 < finished <= STREAMS - early, (drained, early)  # something was drained
     assert all(c == "0" for _, c in drained)
     assert "Traceback" not in log
     split = "/".join(f for f, _ in drained)
