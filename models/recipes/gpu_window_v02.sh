@@ -75,6 +75,10 @@
 # Window 10 (same session, 400 s left): SEED=8 ... prepare (no VAL_NEW), hide, stage a, b,
 #   restore, one call `COOLDOWN=0.3 PARITY=0 START_WAIT=5 start 200 230; collect 330`:
 #   2,142 steps, no drift, too short to tell. bench/results/acoustic/2026-12-06-window9-10.md.
+# Pace (session 13, CPU only): window 10 spoke 4.4 % faster than the teacher. Training logs
+#   now carry `pace` / `val_pace` (predicted frames over the teacher's; a log-duration loss
+#   predicts short); TOTAL_DUR=W adds the utterance-length loss (train --total-dur), and
+#   ship.py --pace writes a measured pace into the export (lab.pace measures it on CPU).
 # Light vocoder v0.1 (2026-12-03): HIDE_CORPUS=0 hide; vstart 900; watch 520; collect 345;
 #   vocbench 2 (bench/results/vocoder/2026-12-03-h200-lite-vocoder.md).
 #
@@ -241,7 +245,8 @@ start)
   # ACOUSTIC=0: no acoustic training (a vocoder-only window); the job waits for the rest.
   TRAINCMD="python3 -m emostream.train.train --corpus corpus --out run --init $INITF --follow $VAL"
   TRAINCMD="$TRAINCMD --budget $TRAIN --eval-every 500 --save-every 2000 --cooldown ${COOLDOWN:-0}"
-  TRAINCMD="$TRAINCMD ${CONTOUR:+--contour $CONTOUR} ${FREEZE:+--freeze $FREEZE} ${MEL_GAN:+--mel-gan $MEL_GAN} > logs/train.log 2>&1"
+  TRAINCMD="$TRAINCMD ${CONTOUR:+--contour $CONTOUR} ${FREEZE:+--freeze $FREEZE} ${MEL_GAN:+--mel-gan $MEL_GAN}"
+  TRAINCMD="$TRAINCMD ${TOTAL_DUR:+--total-dur $TOTAL_DUR} > logs/train.log 2>&1"
   [ "${ACOUSTIC:-1}" = 0 ] && TRAINCMD="wait"
   cat > $W/job.sh <<EOF
 export PYTHONPATH=$W/site:$W/server PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1

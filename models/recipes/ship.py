@@ -1,7 +1,7 @@
 """Turn what a GPU window brought back into the shipped files (one ONNX file per network).
 
     .venv/bin/python models/recipes/ship.py --results DIR --version v0.3 \\
-        [--acoustic] [--speakers] [--vocoder v0.1]
+        [--acoustic [--pace P]] [--speakers] [--vocoder v0.1]
 
 DIR is the window's ``$OUT`` copy (``gpu_window_v02.sh collect``): ``model_fp16.pt.*`` parts,
 ``speakers.npz``, ``lite_vocoder_fp16.pt``. Writes, under ``models/``:
@@ -47,7 +47,7 @@ def snr(ref: np.ndarray, test: np.ndarray) -> float:
     )
 
 
-def ship_acoustic(results: Path, version: str, models: Path = MODELS) -> Path:
+def ship_acoustic(results: Path, version: str, models: Path = MODELS, pace: float = 1.0) -> Path:
     parts = sorted(results.glob("model_fp16.pt.*"))
     if not parts:
         raise SystemExit(f"no model_fp16.pt.* parts in {results}")
@@ -58,6 +58,7 @@ def ship_acoustic(results: Path, version: str, models: Path = MODELS) -> Path:
                 f.write(part.read_bytes())
         blob = torch.load(joined, map_location="cpu", weights_only=False)
         model = AcousticModel.load(joined)
+    model.config.pace = pace  # the checkpoint's own rate (1: as its duration predictor says)
     out = models / "acoustic" / f"emostream-fs2-{version}.onnx"
     model.export_onnx(out, half=True, extra={"step": int(blob.get("step", 0)), "version": version})
     again = AcousticModel.load(out)
@@ -69,7 +70,7 @@ def ship_acoustic(results: Path, version: str, models: Path = MODELS) -> Path:
     with torch.inference_mode():
         tm, td = model.infer(*(torch.from_numpy(inputs[k]) for k in
                                ("ids", "tones", "langs", "speaker", "emotion", "intensity", "controls")))  # fmt: skip
-    print(f"{out}: {out.stat().st_size / 1e6:.1f} MB, step {blob.get('step')}, "
+    print(f"{out}: {out.stat().st_size / 1e6:.1f} MB, step {blob.get('step')}, pace {pace}, "
           f"weights identical: {same}, durations equal: {np.array_equal(dur, td[0].numpy())}, "
           f"ORT vs torch mel SNR {snr(tm[0].numpy(), mel):.1f} dB")  # fmt: skip
     return out
@@ -108,9 +109,16 @@ def main() -> None:
         help="which generator (best_fp16.pt: the lowest held-out mel L1 of the run)",
     )
     p.add_argument("--models", type=Path, default=MODELS, help="where to write (default models/)")
+    p.add_argument(
+        "--pace",
+        type=float,
+        default=1.0,
+        help="the acoustic model's own rate (AcousticConfig.pace): its pace against the "
+        "teacher on held-out speakers, as lab.pace measures it (1 = as predicted)",
+    )
     a = p.parse_args()
     if a.acoustic:
-        ship_acoustic(a.results, a.version, a.models)
+        ship_acoustic(a.results, a.version, a.models, a.pace)
     if a.speakers:
         dst = a.models / "acoustic" / f"speakers-{a.version}.npz"
         shutil.copy(a.results / "speakers.npz", dst)

@@ -100,6 +100,33 @@ def test_onnx_export_matches_torch(tmp_path: Path) -> None:
         assert np.abs(mel - tmel.numpy()).max() < 1e-3
 
 
+def test_config_pace_slows_every_runtime_alike(tmp_path: Path) -> None:
+    """A checkpoint's own pace divides its durations like the request's rate does, in torch,
+    in the exported graph and after a reload from that file; pace 1 leaves them alone."""
+    ort = pytest.importorskip("onnxruntime")
+    m = _model()
+    ids, tones, langs, spk, emo, inten = _inputs(20)
+    ctl = controls_tensor(Prosody())
+    with torch.no_grad():
+        _, base = m.infer(ids, tones, langs, spk, emo, inten, ctl)
+        m.config.pace = 0.5
+        _, slow = m.infer(ids, tones, langs, spk, emo, inten, ctl)
+        _, both = m.infer(ids, tones, langs, spk, emo, inten, controls_tensor(Prosody(rate=0.5)))
+    assert slow.sum() > 1.8 * base.sum()
+    assert both.sum() > 1.8 * slow.sum()  # the request's rate still acts on top
+    path = m.export_onnx(tmp_path / "paced.onnx")
+    again = AcousticModel.load(path)
+    assert again.config.pace == 0.5
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    feed = {"ids": ids.numpy(), "tones": tones.numpy(), "langs": langs.numpy(),
+            "speaker": spk.numpy(), "emotion": emo.numpy(), "intensity": inten.numpy(),
+            "controls": ctl.numpy()}  # fmt: skip
+    _, dur = sess.run(None, feed)
+    with torch.no_grad():
+        _, reloaded = again.infer(ids, tones, langs, spk, emo, inten, ctl)
+    assert np.array_equal(dur, slow.numpy()) and torch.equal(reloaded, slow)
+
+
 def _contour_model() -> AcousticModel:
     from emostream.models.acoustic import AcousticConfig
 

@@ -190,3 +190,36 @@ def test_mel_windows_cut_the_same_place_inside_each_utterance() -> None:
     assert 0 <= start <= 18 and torch.equal(r[0], real[0, start : start + 12])
     logits, feats = MelDiscriminator()(r)
     assert logits.shape[0] == 1 and len(feats) == 4
+
+
+def test_losses_report_the_pace_and_can_train_the_utterance_length(tiny_corpus: Path) -> None:
+    """``pace`` is the predicted frames over the teacher's; ``total_dur`` (the squared log
+    ratio of utterance lengths) joins the loss only with a weight."""
+    import torch
+
+    from emostream.models.acoustic import AcousticConfig, AcousticModel
+    from emostream.train.train import collate, load_corpus, losses
+
+    items = load_corpus(tiny_corpus)[:4]
+    torch.manual_seed(0)
+    model = AcousticModel(AcousticConfig(**TINY)).eval()  # type: ignore[arg-type]
+    torch.nn.init.zeros_(model.duration.out.weight)
+    torch.nn.init.constant_(model.duration.out.bias, math.log(3.0))  # 2 frames per unit
+    batch = collate(items, model.config, torch.device("cpu"))
+    with torch.no_grad():
+        plain = losses(model, batch)
+        weighted = losses(model, batch, total_dur=2.0)
+    units = sum(len(it.durations) for it in items)
+    frames = sum(int(it.durations.sum()) for it in items)
+    assert float(plain["pace"]) == pytest.approx(2.0 * units / frames, rel=1e-4)
+    lengths = [(2.0 * len(it.durations), float(it.durations.sum())) for it in items]
+    want = np.mean([math.log((p + 1) / (t + 1)) ** 2 for p, t in lengths])
+    assert float(plain["total_dur"]) == pytest.approx(want, rel=1e-4)
+    extra = float(weighted["loss"]) - float(plain["loss"])
+    assert extra == pytest.approx(2.0 * want, rel=1e-3)
+
+
+def test_utterance_length_loss_trains_and_is_evaluated(tiny_corpus: Path, tmp_path: Path) -> None:
+    tc = TrainConfig(frames_per_batch=1500, eval_every=2, save_every=100, warmup=2, total_dur=0.5)
+    out = train(tiny_corpus, tmp_path, max_steps=2, tc=tc, model_config=TINY, device="cpu")
+    assert {"pace", "total_dur"} <= set(out["eval"]) and out["eval"]["pace"] > 0

@@ -168,9 +168,17 @@ def losses(
     model: AcousticModel,
     batch: dict[str, torch.Tensor],
     keep: dict[str, torch.Tensor] | None = None,
+    *,
+    total_dur: float = 0.0,
 ) -> dict[str, torch.Tensor]:
     """Teacher-forced losses of ``batch``; ``keep`` (optional) receives the predicted mel
-    (``mel``) and each utterance's frame count (``frames``)."""
+    (``mel``) and each utterance's frame count (``frames``).
+
+    ``pace`` (reported, not trained): the predicted frames over the teacher's, summed over
+    the batch (below 1: the model speaks faster); ``total_dur``: the mean squared log ratio
+    of each utterance's predicted and true length, added to the loss with weight
+    ``total_dur`` when that is > 0 (it pulls back the per-unit log-duration loss's bias to
+    short durations)."""
     b = batch
     emotion = torch.zeros(len(b["ids"]), dtype=torch.long, device=b["ids"].device)
     out = model(
@@ -192,11 +200,18 @@ def losses(
     mel_l1 = ((out["mel"].float() - b["mel"]).abs() * keep_f).sum() / (keep_f.sum() * 80)
     log_d = torch.log(b["durations"].float() + 1.0)
     dur = ((out["log_duration"].float() - log_d) ** 2 * keep_u).sum() / keep_u.sum()
+    pred_d = torch.clamp(torch.exp(out["log_duration"].float()) - 1.0, min=0.0) * keep_u
+    true_len = (b["durations"].float() * keep_u).sum(1)
+    pace = pred_d.detach().sum() / true_len.sum().clamp(min=1.0)
     vu = (b["pitch"] != 0).float() * keep_u
     pitch = ((out["pitch"].float() - b["pitch"]) ** 2 * vu).sum() / vu.sum().clamp(min=1)
     energy = ((out["energy"].float() - b["energy"]) ** 2 * keep_u).sum() / keep_u.sum()
     total = mel_l1 + dur + 0.1 * pitch + 0.1 * energy
-    parts = {"mel_l1": mel_l1, "dur": dur, "pitch": pitch, "energy": energy}
+    parts = {"mel_l1": mel_l1, "dur": dur, "pitch": pitch, "energy": energy, "pace": pace}
+    ratio = torch.log(pred_d.sum(1) + 1.0) - torch.log(true_len + 1.0)
+    parts["total_dur"] = (ratio**2).mean()
+    if total_dur > 0:
+        total = total + total_dur * parts["total_dur"]
     if model.config.contour:
         ok = b["contour_ok"] * keep_u
         err = ((out["contour"].float() - b["contour"]) ** 2).sum(-1)
@@ -236,6 +251,7 @@ class TrainConfig:
     freeze: tuple[str, ...] = ()  # top-level modules kept as they are (see PROSODY_MODULES)
     mel_gan: float = 0.0  # weight of the mel discriminator's losses (0: off; mel_gan.py)
     mel_gan_window: int = 64  # frames per discriminator window
+    total_dur: float = 0.0  # weight of the utterance-length loss (see losses; 0: off)
 
 
 # Everything that decides what is said and how (units, durations, pitch, pitch shapes,
@@ -445,7 +461,8 @@ def train(
             kept: dict[str, torch.Tensor] = {}
             batch = collate(group, cfg, dev)
             with torch.autocast("cuda", torch.bfloat16, enabled=amp):
-                parts = losses(model, batch, kept if disc is not None else None)
+                parts = losses(model, batch, kept if disc is not None else None,
+                               total_dur=tc.total_dur)  # fmt: skip
             if disc is not None and opt_d is not None:
                 real, fake = mel_windows(batch["mel"], kept["mel"], kept["frames"],
                                          tc.mel_gan_window)  # fmt: skip
@@ -578,10 +595,17 @@ def main(argv: list[str] | None = None) -> int:
         default=0.0,
         help="weight of a mel discriminator's losses (train.mel_gan; 0 = off)",
     )
+    p.add_argument(
+        "--total-dur",
+        type=float,
+        default=0.0,
+        help="weight of the utterance-length loss (0 = off; the pace figure is logged anyway)",
+    )
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     tc = TrainConfig(
         mel_gan=a.mel_gan,
+        total_dur=a.total_dur,
         frames_per_batch=a.frames_per_batch,
         eval_every=a.eval_every,
         save_every=a.save_every,
