@@ -27,6 +27,12 @@ def _inputs(n: int) -> tuple[torch.Tensor, ...]:
     )
 
 
+def _feed(*args: torch.Tensor) -> dict[str, np.ndarray]:
+    """The ONNX graph's inputs from :func:`_inputs`' tensors and a controls row."""
+    names = ("ids", "tones", "langs", "speaker", "emotion", "intensity", "controls")
+    return {k: t.numpy() for k, t in zip(names, args, strict=True)}
+
+
 def test_length_regulate() -> None:
     x = torch.arange(6, dtype=torch.float32).view(1, 3, 2)
     frames, pad = length_regulate(x, torch.tensor([[2, 0, 1]]))
@@ -83,15 +89,7 @@ def test_onnx_export_matches_torch(tmp_path: Path) -> None:
     for n in (7, 30):
         ids, tones, langs, spk, emo, inten = _inputs(n)
         ctl = controls_tensor(Prosody(pitch_shift=2.0))
-        feed = {
-            "ids": ids.numpy(),
-            "tones": tones.numpy(),
-            "langs": langs.numpy(),
-            "speaker": spk.numpy(),
-            "emotion": emo.numpy(),
-            "intensity": inten.numpy(),
-            "controls": ctl.numpy(),
-        }
+        feed = _feed(ids, tones, langs, spk, emo, inten, ctl)
         mel, dur = sess.run(None, feed)
         with torch.no_grad():
             tmel, tdur = m.infer(ids, tones, langs, spk, emo, inten, ctl)
@@ -118,10 +116,7 @@ def test_config_pace_slows_every_runtime_alike(tmp_path: Path) -> None:
     again = AcousticModel.load(path)
     assert again.config.pace == 0.5
     sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    feed = {"ids": ids.numpy(), "tones": tones.numpy(), "langs": langs.numpy(),
-            "speaker": spk.numpy(), "emotion": emo.numpy(), "intensity": inten.numpy(),
-            "controls": ctl.numpy()}  # fmt: skip
-    _, dur = sess.run(None, feed)
+    _, dur = sess.run(None, _feed(ids, tones, langs, spk, emo, inten, ctl))
     with torch.no_grad():
         _, reloaded = again.infer(ids, tones, langs, spk, emo, inten, ctl)
     assert np.array_equal(dur, slow.numpy()) and torch.equal(reloaded, slow)
@@ -186,10 +181,7 @@ def test_contour_model_trains_and_exports(tmp_path: Path) -> None:
     for n in (7, 30):  # another length than the export's example: nothing baked in
         ids, tones, langs, spk, emo, inten = _inputs(n)
         ctl = controls_tensor(Prosody(pitch_range=1.3))
-        feed = {"ids": ids.numpy(), "tones": tones.numpy(), "langs": langs.numpy(),
-                    "speaker": spk.numpy(), "emotion": emo.numpy(), "intensity": inten.numpy(),
-                    "controls": ctl.numpy()}  # fmt: skip
-        mel, dur = sess.run(None, feed)
+        mel, dur = sess.run(None, _feed(ids, tones, langs, spk, emo, inten, ctl))
         with torch.no_grad():
             tmel, tdur = m.infer(ids, tones, langs, spk, emo, inten, ctl)
         assert np.array_equal(dur, tdur.numpy())
