@@ -382,6 +382,8 @@ CASES: list[tuple[str, str, str]] = [
     (NUMBER, "1/4的时间在睡觉", "si4 fen1 zhi1 yi1 de5 shi2 jian1 zai4 shui4 jiao4"),
     (NUMBER, "今天气温35℃", "jin1 tian1 qi4 wen1 san1 shi2 wu3 she4 shi4 du4"),
     (NUMBER, "一共多少钱？15块8毛", "yi2 gong4 duo1 shao3 qian2 shi2 wu3 kuai4 ba1 mao2"),
+    (NUMBER, "二〇二五年", "er4 ling2 er4 wu3 nian2"),  # 〇 (U+3007) was dropped
+    (NUMBER, "一九〇八年", "yi1 jiu3 ling2 ba1 nian2"),
     (POLYPHONE, "这个好便宜啊", "zhe4 ge5 hao3 pian2 yi5 a5"),
     (POLYPHONE, "差价退给你", "cha1 jia4 tui4 gei2 ni3"),
     (POLYPHONE, "背包", "bei1 bao1"),

@@ -4,6 +4,7 @@ from typing import Any
 import pytest
 
 from emostream.transport.protocol import (
+    NOTHING_SPEAKABLE,
     BeginUtterance,
     CancelUtterance,
     EndOfInput,
@@ -169,8 +170,7 @@ def test_hostile_text_while_open_keeps_the_utterance() -> None:
     send(p, type="start")
     assert errors(p.receive_text('{"type": "text", "text": "hi \\ud800"}')) == ["bad_value"]
     assert p.state == "open"
-    assert send(p, type="end") == [SendError("empty_text", "the utterance had no speakable text"),
-                                   EndOfInput()]  # fmt: skip
+    assert send(p, type="end") == [SendError("empty_text", NOTHING_SPEAKABLE), EndOfInput()]
 
 
 def test_strict_fields_still_take_their_json_types() -> None:

@@ -428,7 +428,7 @@ def prepare(text: str, *, force: bool = False) -> str:
     """
     if not force and not _HAN_RE.search(text):
         return text
-    text = "".join(_FULLWIDTH.get(c, c) for c in text)
+    text = "".join(_FULLWIDTH.get(c, c) for c in text).replace("〇", "零")  # 二〇二五年
     text = _FW_BETWEEN_DIGITS.sub(lambda m: {"：": ":", "．": ".", "～": "~"}[m.group(0)], text)
     if re.search(r"\d", text):
         text = _read_numbers(_MODEL_NUMBER.sub(_model_number, text))

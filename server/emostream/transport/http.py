@@ -101,7 +101,11 @@ async def speech(request: Request) -> Response:
         return error(400, "unsupported_control", str(exc))
     texts = split_text(text)
     if not texts:
-        return error(400, "empty_text", "'input' has no speakable text")
+        return error(
+            400,
+            "empty_text",
+            "'input' has no speakable text (voices here read English and Mandarin)",
+        )
     limits: KeyLimits = request.app.state.limits
     try:
         limits.charge_chars(principal, len(text))

@@ -34,6 +34,8 @@ from emostream.transport import schema
 from emostream.transport.text_sources import SegmentSource, TextMap
 from emostream.voices.base import Controls, UnsupportedControl, VoiceInfo, check_controls
 
+NOTHING_SPEAKABLE = "the utterance had no speakable text (voices here read English and Mandarin)"
+
 State = Literal["idle", "open", "ending"]
 
 
@@ -545,7 +547,7 @@ class SessionProtocol:
         if segments:
             actions.append(self._queue(segments))
         if self._segmenter.emitted == 0:
-            actions.append(SendError("empty_text", "the utterance had no speakable text"))
+            actions.append(SendError("empty_text", NOTHING_SPEAKABLE))
         self.state = "ending"
         actions.append(EndOfInput())
         return actions
