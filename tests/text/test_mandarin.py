@@ -384,6 +384,15 @@ CASES: list[tuple[str, str, str]] = [
     (NUMBER, "一共多少钱？15块8毛", "yi2 gong4 duo1 shao3 qian2 shi2 wu3 kuai4 ba1 mao2"),
     (NUMBER, "二〇二五年", "er4 ling2 er4 wu3 nian2"),  # 〇 (U+3007) was dropped
     (NUMBER, "一九〇八年", "yi1 jiu3 ling2 ba1 nian2"),
+    (NUMBER, "增长了10%-20%", "zeng1 zhang3 le5 bai3 fen1 zhi1 shi2 dao4 bai3 fen1 zhi1 er4 shi2"),
+    (NUMBER, "延迟只有100ms", "yan2 chi2 zhi2 you3 yi4 bai3 hao2 miao3"),
+    (NUMBER, "买票上12306", "mai3 piao4 shang4 yao1 er4 san1 ling2 liu4"),  # a service line
+    (NUMBER, "有事打12345", "you3 shi4 da3 yao1 er4 san1 si4 wu3"),
+    (NUMBER, "圣诞节是12/25", "sheng4 dan4 jie2 shi4 shi2 er4 yue4 er4 shi2 wu3 ri4"),
+    (NUMBER, "完成了12/25", "wan2 cheng2 le5 er4 shi2 wu3 fen1 zhi1 shi2 er4"),  # progress
+    (NUMBER, "穿No.7球衣", "chuan1 qi1 hao4 qiu2 yi1"),
+    (ENGLISH, "NO.1主播", "number one zhu3 bo1"),
+    (SANDHI, "成绩数一数二", "cheng2 ji4 shu3 yi1 shu3 er4"),  # counting: yī, not V一V's yi
     (POLYPHONE, "这个好便宜啊", "zhe4 ge5 hao3 pian2 yi5 a5"),
     (POLYPHONE, "差价退给你", "cha1 jia4 tui4 gei2 ni3"),
     (POLYPHONE, "背包", "bei1 bao1"),

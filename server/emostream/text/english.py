@@ -26,7 +26,11 @@ _SCALE = {"k": "thousand", "K": "thousand", "m": "million", "M": "million", "b":
 _MONEY = re.compile(r"([$€£])\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{1,2}))?(bn|[kKmMbB])?\b")
 _TIME = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)\b")
 _PHONE = re.compile(r"(?<![\w.])(\+?\d{1,3}[ -])?(\d{3}[ -]\d{3,4}(?:[ -]\d{4})?)(?![\w.])")
-_RANGE = re.compile(r"\b(\d+(?:\.\d+)?)\s?[-–]\s?(\d+(?:\.\d+)?)\b")
+_RANGE = re.compile(r"\b(\d+(?:\.\d+)?)(%?)\s?[-–]\s?(\d+(?:\.\d+)?)\b")
+_ISO_DATE = re.compile(r"\b(\d{4})-(0?[1-9]|1[0-2])-(0?[1-9]|[12]\d|3[01])\b")
+_NUMBER_SIGN = re.compile(r"\b[Nn]o\.\s?(?=\d)")  # No. 1 → number 1
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December")  # fmt: skip
 _YEAR = re.compile(
     r"\b(in|since|from|until|till|by|of|around|before|after|year|back in)\s+"
     r"(1[1-9]\d\d|20\d\d)(s?)\b",
@@ -98,13 +102,22 @@ _SHORTHAND = {
 _SHORTHAND_RE = re.compile(r"\b(" + "|".join(_SHORTHAND) + r")\b", re.IGNORECASE)
 
 
+def _iso_date(m: re.Match[str]) -> str:
+    """2025-12-31 → December 31st, 2025 (espeak: "thirty-first, twenty twenty-five")."""
+    day = int(m.group(3))
+    suffix = "th" if 11 <= day <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+    return f"{_MONTHS[int(m.group(2)) - 1]} {day}{suffix}, {m.group(1)}"
+
+
 def normalize_english(text: str) -> str:
-    """Rewrite money, clock times, ranges, phone numbers and years for espeak-ng; a
+    """Rewrite money, clock times, dates, ranges, phone numbers, "No." and years for espeak-ng; a
     mid-sentence capital A is the letter's name (``eigh``); chat shorthand is said in full."""
     text = _LETTER_A.sub(LETTER_A, text)
     text = _SHORTHAND_RE.sub(lambda m: _SHORTHAND[m.group(1).lower()], text)
     text = _MONEY.sub(_money, text)
     text = _TIME.sub(_time, text)
     text = _PHONE.sub(_phone, text)
-    text = _RANGE.sub(lambda m: f"{m.group(1)} to {m.group(2)}", text)
+    text = _ISO_DATE.sub(_iso_date, text)
+    text = _NUMBER_SIGN.sub("number ", text)
+    text = _RANGE.sub(lambda m: f"{m.group(1)}{m.group(2)} to {m.group(3)}", text)
     return _YEAR.sub(_year, text)

@@ -106,10 +106,21 @@ _CODE_WORDS = re.compile(
 _CODE_BEFORE = re.compile(rf"{_CODE_WORDS.pattern}(?:号码|号)?(?:是|为|:|：|\s)*$")
 _SLANG = re.compile(r"6{3,}|23{2,}|886|520|521|1314|5201314|996")  # said digit by digit
 _EMERGENCY = {"110", "119", "120", "122", "114"}
+# Service lines said digit by digit: these are never quantities in chat (12306 rail tickets,
+# carriers, complaints, traffic, banks) ...
+_SERVICE = {"12306", "12315", "12123", "10086", "10010", "95588", "95533", "95599", "95566",
+            "95555", "95559", "95508"}  # fmt: skip
+# ... these only after a word that dials or names a line (打12345; a bare 12345 is a number)
+_SERVICE_CUED = {"12345", "10000", "12121", "12320"}
+_DIALS = re.compile(r"(打|拨|拨打|致电|联系|投诉|热线|客服|电话)(?:是|:|：|\s)*$")
+# a month/day written 12/25 is a date only after a word that names one (else a fraction)
+_DATE_BEFORE = re.compile(
+    r"(节|生日|日期|日子|纪念日|截止|定在|定于|改到|推迟到|提前到)(?:是|为|在|:|：|\s)*$"
+)
 _SCORE_AFTER = set("赢输胜负领落战拿险")  # 3-2赢了, 2-1领先, 3-0落后
 _CURRENCY = {"¥": "元", "$": "美元", "€": "欧元", "£": "英镑"}
-_UNITS = {"km": "公里", "kg": "公斤", "cm": "厘米", "mm": "毫米", "ml": "毫升", "℃": "摄氏度",
-          "°C": "摄氏度", "°": "度"}  # fmt: skip
+_UNITS = {"km": "公里", "kg": "公斤", "cm": "厘米", "mm": "毫米", "ml": "毫升", "ms": "毫秒",
+          "mg": "毫克", "℃": "摄氏度", "°C": "摄氏度", "°": "度"}  # fmt: skip
 
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _NUMERIC = re.compile(
@@ -121,9 +132,9 @@ _NUMERIC = re.compile(
   | (?P<ratio>(?<!\d)(?P<ra>\d+):(?P<rb>\d+)(?!\d))
   | (?P<vs>(?<!\d)(?P<va>\d+)(?P<v>[vV])(?P<vb>\d+)(?!\d))
   | (?P<frac>(?<![\d/])(?P<fa>\d+)/(?P<fb>\d+)(?![\d/]))
-  | (?P<range>(?<![\d.])(?P<r1>{_NUM})\s*[-~～—–至](?P<r2>{_NUM})(?P<rpct>%?)(?![\d]))
+  | (?P<range>(?<![\d.])(?P<r1>{_NUM})(?P<rpct1>%?)\s*[-~～—–至](?P<r2>{_NUM})(?P<rpct>%?)(?![\d]))
   | (?P<atom>(?<![A-Za-z0-9.])(?P<sign>[-+−])?(?P<cur>[¥$€£])?(?P<num>{_NUM})(?P<pct>%)?
-       (?P<unit>km|kg|cm|mm|ml|℃|°C|°)?(?![\d]))
+       (?P<unit>(?:km|kg|cm|mm|ml|ms|mg)(?![A-Za-z])|℃|°C|°)?(?![\d]))
   | (?P<bare>\d+)
     """,
     re.VERBOSE,
@@ -236,8 +247,9 @@ def _read_int(num: str, text: str, start: int, end: int) -> str:
         return _freeze(cardinal(int(num)))
     if after.startswith("点") and int(num) <= 24:
         return _freeze(cardinal(int(num), liang=True))
-    if not measure and (_SLANG.fullmatch(num) or num in _EMERGENCY):
-        return digits(num, yao=num in _EMERGENCY)
+    service = num in _SERVICE or (num in _SERVICE_CUED and _DIALS.search(before) is not None)
+    if not measure and (_SLANG.fullmatch(num) or num in _EMERGENCY or service):
+        return digits(num, yao=num in _EMERGENCY or service)
     long_code = len(num) >= 11 or (len(num) >= 7 and int(num) % 1000 != 0)
     if (
         long_code
@@ -283,10 +295,14 @@ def _read_match(m: re.Match[str]) -> str:
     if kind == "vs":
         return f"{_freeze(cardinal(int(g('va'))))}{g('v').upper()}{_freeze(cardinal(int(g('vb'))))}"
     if kind == "frac":
-        return f"{_freeze(cardinal(int(g('fb'))))}分之{_freeze(cardinal(int(g('fa'))))}"
+        top, bottom = int(g("fa")), int(g("fb"))
+        dated = _DATE_BEFORE.search(text[max(0, start - 6) : start]) is not None
+        if dated and 1 <= top <= 12 and 1 <= bottom <= 31:  # 圣诞节是12/25
+            return f"{_freeze(cardinal(top))}月{_freeze(cardinal(bottom))}日"
+        return f"{_freeze(cardinal(bottom))}分之{_freeze(cardinal(top))}"
     if kind == "range":
         a, b = g("r1"), g("r2")
-        if g("rpct"):
+        if g("rpct") or g("rpct1"):  # 10-20%, 10%-20%: 百分之十到百分之二十
             return f"百分之{_decimal(a)}到百分之{_decimal(b)}"
         year = text[end : end + 1] == "年" and len(a) == len(b) == 4
         if year:
@@ -401,6 +417,7 @@ _FULLWIDTH = {c: chr(ord(c) - 0xFEE0) for c in map(chr, range(0xFF10, 0xFF1A))}
 _FULLWIDTH |= {c: chr(ord(c) - 0xFEE0) for c in map(chr, range(0xFF21, 0xFF3B))}
 _FULLWIDTH |= {c: chr(ord(c) - 0xFEE0) for c in map(chr, range(0xFF41, 0xFF5B))}
 _FULLWIDTH |= {"％": "%", "＋": "+", "￥": "¥", "＄": "$", "－": "-", "／": "/"}
+_NUMBER_SIGN = re.compile(r"(?<![A-Za-z])[Nn][Oo]\.\s?(\d+)(?![\d.])")
 _FW_BETWEEN_DIGITS = re.compile(r"(?<=\d)[：．～](?=\d)")
 _HAHA = re.compile(r"(?<![A-Za-z])[hH]{2,}(?![A-Za-z])")
 _ACRONYM = re.compile(r"(?<![A-Za-z])([A-Z]{2,5})(?![A-Za-z])")
@@ -430,6 +447,13 @@ def prepare(text: str, *, force: bool = False) -> str:
         return text
     text = "".join(_FULLWIDTH.get(c, c) for c in text).replace("〇", "零")  # 二〇二五年
     text = _FW_BETWEEN_DIGITS.sub(lambda m: {"：": ":", "．": ".", "～": "~"}[m.group(0)], text)
+
+    def number_sign(m: re.Match[str]) -> str:  # NO.1 主播: "number one"; No.7 球衣: 7号
+        if not _zh_context(m.string, m.start(), m.end()):
+            return m.group(0)
+        return "number one " if m.group(1) == "1" else f"{m.group(1)}号"
+
+    text = _NUMBER_SIGN.sub(number_sign, text)
     if re.search(r"\d", text):
         text = _read_numbers(_MODEL_NUMBER.sub(_model_number, text))
 
@@ -735,6 +759,10 @@ def _yi_bu(flat: list[Syllable]) -> None:
             and prev.char not in ("一", "不")
             and prev.char not in _MEASURES_1  # 一个一个 is counting, not V一V
         )
+        counting = i + 2 < len(flat) and flat[i + 2].char == "二"  # 数一数二: yī, a number
+        if redup and counting and s.char == "一":
+            s.tone = 1
+            continue
         if redup and _HAN_RE.match(prev.char if prev else ""):  # 看一看, 是不是
             s.tone = 5
             continue
