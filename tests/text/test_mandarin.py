@@ -38,6 +38,13 @@ CASES: list[tuple[str, str, str]] = [
     (POLYPHONE, "还差一点", "hai2 cha4 yi4 dian3"),
     (POLYPHONE, "还早", "hai2 zao3"),
     (POLYPHONE, "我还你钱", "wo3 huan2 ni3 qian2"),
+    (POLYPHONE, "我们种了很多种花", "wo3 men5 zhong4 le5 hen3 duo1 zhong3 hua1"),  # plant; kinds
+    (POLYPHONE, "他种花种得很好", "ta1 zhong4 hua1 zhong4 de5 hen2 hao3"),
+    (POLYPHONE, "各种菜", "ge4 zhong3 cai4"),
+    (POLYPHONE, "他长着一张圆脸", "ta1 zhang3 zhe5 yi4 zhang1 yuan2 lian3"),
+    (POLYPHONE, "给我盛了一碗饭", "gei2 wo3 cheng2 le5 yi4 wan3 fan4"),  # 盛大 stays shèng
+    (POLYPHONE, "盛大的节日", "sheng4 da4 de5 jie2 ri4"),
+    (POLYPHONE, "一起转圈圈", "yi4 qi3 zhuan4 quan1 quan1"),
     (POLYPHONE, "按时还款", "an4 shi2 huan2 kuan3"),  # pypinyin's phrase says hái
     (POLYPHONE, "一行字", "yi4 hang2 zi4"),  # a row; 一行人 stays xíng
     (POLYPHONE, "第一行", "di4 yi1 hang2"),

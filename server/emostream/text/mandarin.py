@@ -485,6 +485,7 @@ def prepare(text: str, *, force: bool = False) -> str:
 
 WORDS: dict[str, str] = {
     # neutral-tone words pypinyin's phrase dictionary gives with full tones
+    "为人": "wei2 ren2",  # one's conduct (为人民服务 is 为 + 人民: wèi)
     "东西": "dong1 xi5", "知道": "zhi1 dao5", "朋友": "peng2 you5", "时候": "shi2 hou5",
     "喜欢": "xi3 huan5", "衣服": "yi1 fu5", "漂亮": "piao4 liang5", "明白": "ming2 bai5",
     "告诉": "gao4 su5", "休息": "xiu1 xi5", "意思": "yi4 si5", "先生": "xian1 sheng5",
@@ -584,6 +585,7 @@ _ER_FULL = {
 
 _ER_DAYS = {"今儿个", "明儿个", "昨儿个", "前儿个", "后儿个"}  # Beijing day words
 _NUMERAL_CHARS = set("一二两三四五六七八九十百千万几每这那哪半弌幺")
+_COUNTING_ZHONG = _NUMERAL_CHARS | set("多各某")
 _SUBJECTS = {"我", "你", "他", "她", "它", "我们", "你们", "他们", "她们", "咱们", "大家", "谁",
              "就", "还", "也", "都", "总", "可", "又", "真", "非", "必须", "总得", "肯定"}  # fmt: skip
 
@@ -627,8 +629,8 @@ def _single_char_reading(
         if len(prev_word) >= 2 and next_word and not noun_before:
             return "de5"  # 高兴地说, 慢慢地走: adverbial particle
         return "di4" if alone else None
-    if ch == "长":
-        return "zhang3" if nxt and nxt in "大高胖出成满得" else "chang2"
+    if ch == "长":  # 长着一张圆脸: zhǎng (has, grows)
+        return "zhang3" if nxt and nxt in "大高胖出成满得着" else "chang2"
     if ch == "还":
         # huán (give back) before what is returned or to whom, and after 没/不/要/借…;
         # otherwise the adverb hái (还行, 还能, 还差, 还早: pypinyin's lone 还 is huán)
@@ -659,8 +661,14 @@ def _single_char_reading(
         return "shu3" if alone else None
     if ch == "教":
         return "jiao1" if alone else None
-    if ch == "种":
-        return "zhong4" if nxt and nxt in "树花地菜田草" else None
+    if ch == "种":  # 很多种花, 几种: kinds (zhǒng); 种花, 种了: to plant (zhòng)
+        if prev and prev in _COUNTING_ZHONG:
+            return "zhong3"
+        return "zhong4" if nxt and nxt in "树花地菜田草了过得着" else None
+    if ch == "盛":  # 盛饭, 盛了一碗: to ladle (chéng); 盛大, 茂盛: shèng
+        return "cheng2" if nxt and nxt in "饭汤粥菜水满了一" else None
+    if ch == "转":  # 转圈, 转盘, 转悠: to turn round (zhuàn)
+        return "zhuan4" if nxt and nxt in "圈盘悠" else None
     if ch == "中":
         return "zhong4" if prev and prev in "打猜考射选击命" else None
     if ch == "干":
@@ -680,6 +688,14 @@ def _single_char_reading(
 
 # ---------------------------------------------------------------------------------------
 # Tone sandhi
+
+
+def _counted_zhong(syls: list[Syllable], prev_word: str) -> list[Syllable]:
+    """种 after a numeral or 多/各 is "kinds" (很多种花 zhǒng), also where the word is 种花
+    (to plant flowers, zhòng)."""
+    if syls and syls[0].char == "种" and prev_word[-1:] in _COUNTING_ZHONG:
+        syls[0].base, syls[0].tone = "zhong", 3
+    return syls
 
 
 def _sandhi_33(syls: list[Syllable]) -> None:
@@ -879,7 +895,7 @@ class MandarinFrontEnd:
                     s.frozen = s.char == "一"
             if word in _LATE_NEUTRAL_WORDS:
                 syls[-1].tone, syls[-1].late_neutral = 3, True
-            return syls
+            return _counted_zhong(syls, prev_word)
         out: list[Syllable] = []
         parts = [word] if word in phrases else list(seg.cut(word))
         pos = 0
@@ -918,7 +934,7 @@ class MandarinFrontEnd:
                 nxt = word[k + 1 : k + 2] if len(out) == len(word) else ""
                 if nxt not in ("人", "动"):
                     s.base, s.tone = "hang", 2
-        return out
+        return _counted_zhong(out, prev_word)
 
     def _neutral_and_erhua(self, words: list[Word]) -> None:
         for i, w in enumerate(words):
