@@ -44,6 +44,12 @@ CASES = [
     ("thx, pls come back", "thanks, please come back"),  # chat shorthand in full
     ("IDK tbh", "I don't know to be honest"),
     ("Thx btw!", "thanks by the way!"),
+    ("brb, ngl that was close", "be right back, not gonna lie that was close"),
+    ("Hm, okay. Hmmm...", "hmm, okay. hmm..."),  # espeak said "aitch em"
+    ("Aww, that's cute. Ewww!", "aw, that's cute. ew!"),
+    ("Hehehe, gotcha", "heh heh heh, gotcha"),
+    ("He was here.", "He was here."),  # words that only look like them stay
+    ("Awwards and hems", "Awwards and hems"),
 ]
 
 

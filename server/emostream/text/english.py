@@ -98,8 +98,19 @@ _LETTER_A = re.compile(r"(?<=[a-z,;] )A(?![\w'’-]|\.\w)")
 _SHORTHAND = {
     "thx": "thanks", "thnx": "thanks", "pls": "please", "plz": "please",
     "btw": "by the way", "tbh": "to be honest", "imo": "in my opinion", "idk": "I don't know",
+    "brb": "be right back", "ngl": "not gonna lie", "smh": "shaking my head",
+    "nvm": "never mind", "omw": "on my way", "gtg": "got to go", "irl": "in real life",
+    "wdym": "what do you mean", "hbu": "how about you", "ikr": "I know, right",
 }  # fmt: skip
 _SHORTHAND_RE = re.compile(r"\b(" + "|".join(_SHORTHAND) + r")\b", re.IGNORECASE)
+# chat interjections espeak spells as letters or misreads, respelled as it reads them right:
+# Hm / Hmmm (aitch em) → hmm, Aww (awa) → aw, Eww → ew, Hehehe (hee hee hee) → heh heh heh
+_INTERJECTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\bh+m+\b", re.IGNORECASE), "hmm"),
+    (re.compile(r"\ba+w{2,}\b", re.IGNORECASE), "aw"),
+    (re.compile(r"\be+w{2,}\b", re.IGNORECASE), "ew"),
+)
+_HEHE = re.compile(r"\b(?:he){2,}h?\b", re.IGNORECASE)
 
 
 def _iso_date(m: re.Match[str]) -> str:
@@ -111,9 +122,13 @@ def _iso_date(m: re.Match[str]) -> str:
 
 def normalize_english(text: str) -> str:
     """Rewrite money, clock times, dates, ranges, phone numbers, "No." and years for espeak-ng; a
-    mid-sentence capital A is the letter's name (``eigh``); chat shorthand is said in full."""
+    mid-sentence capital A is the letter's name (``eigh``); chat shorthand is said in full and
+    chat interjections (Hm, Aww, Hehe) are respelled as espeak reads them right."""
     text = _LETTER_A.sub(LETTER_A, text)
     text = _SHORTHAND_RE.sub(lambda m: _SHORTHAND[m.group(1).lower()], text)
+    for pattern, said in _INTERJECTIONS:
+        text = pattern.sub(said, text)
+    text = _HEHE.sub(lambda m: " ".join(["heh"] * (len(m.group(0)) // 2)), text)
     text = _MONEY.sub(_money, text)
     text = _TIME.sub(_time, text)
     text = _PHONE.sub(_phone, text)
