@@ -485,7 +485,6 @@ def prepare(text: str, *, force: bool = False) -> str:
 
 WORDS: dict[str, str] = {
     # neutral-tone words pypinyin's phrase dictionary gives with full tones
-    "为人": "wei2 ren2",  # one's conduct (为人民服务 is 为 + 人民: wèi)
     "东西": "dong1 xi5", "知道": "zhi1 dao5", "朋友": "peng2 you5", "时候": "shi2 hou5",
     "喜欢": "xi3 huan5", "衣服": "yi1 fu5", "漂亮": "piao4 liang5", "明白": "ming2 bai5",
     "告诉": "gao4 su5", "休息": "xiu1 xi5", "意思": "yi4 si5", "先生": "xian1 sheng5",
@@ -514,6 +513,7 @@ WORDS: dict[str, str] = {
     "舍不得": "she3 bu4 de5", "怪不得": "guai4 bu4 de5", "听不懂": "ting1 bu4 dong3",
     # polyphones pypinyin reads wrongly in these words
     "流血": "liu2 xue4", "献血": "xian4 xue4", "数一数": "shu3 yi1 shu3",
+    "为人": "wei2 ren2",  # one's conduct (为人民服务 is 为 + 人民: wèi)
     "长得": "zhang3 de5", "重来": "chong2 lai2", "重做": "chong2 zuo4", "午觉": "wu3 jiao4",
     "得分": "de2 fen1", "教我": "jiao1 wo3", "朝南": "chao2 nan2", "种花": "zhong4 hua1",
     "种菜": "zhong4 cai4", "音乐会": "yin1 yue4 hui4", "睡一觉": "shui4 yi1 jiao4",
@@ -686,16 +686,16 @@ def _single_char_reading(
     return None
 
 
-# ---------------------------------------------------------------------------------------
-# Tone sandhi
-
-
 def _counted_zhong(syls: list[Syllable], prev_word: str) -> list[Syllable]:
     """种 after a numeral or 多/各 is "kinds" (很多种花 zhǒng), also where the word is 种花
     (to plant flowers, zhòng)."""
     if syls and syls[0].char == "种" and prev_word[-1:] in _COUNTING_ZHONG:
         syls[0].base, syls[0].tone = "zhong", 3
     return syls
+
+
+# ---------------------------------------------------------------------------------------
+# Tone sandhi
 
 
 def _sandhi_33(syls: list[Syllable]) -> None:
