@@ -44,7 +44,7 @@ CASES = [
     ("thx, pls come back", "thanks, please come back"),  # chat shorthand in full
     ("IDK tbh", "I don't know to be honest"),
     ("Thx btw!", "thanks by the way!"),
-    ("brb, ngl that was close", "be right back, not gonna lie that was close"),
+    ("brb, ngl that was close", "brb, not gonna lie that was close"),  # brb: B R B aloud too
     ("Hm, okay. Hmmm...", "hmm, okay. hmm..."),  # espeak said "aitch em"
     ("Aww, that's cute. Ewww!", "aw, that's cute. ew!"),
     ("Hehehe, gotcha", "heh heh heh, gotcha"),

