@@ -50,6 +50,19 @@ CASES = [
     ("Hehehe, gotcha", "heh heh heh, gotcha"),
     ("He was here.", "He was here."),  # words that only look like them stay
     ("Awwards and hems", "Awwards and hems"),
+    (
+        "Hit 10k followers, 2x faster, level up x2!",
+        "Hit 10 thousand followers, 2 times faster, level up times 2!",
+    ),
+    ("$5k prize", "5 thousand dollars prize"),  # money first: not "5 dollars thousand"
+    ("Open 24/7, a 50/50 chance, 7/10 stream", "Open 24 7, a 50 50 chance, 7 out of 10 stream"),
+    ("1/2 cup", "1/2 cup"),  # espeak reads fractions
+    ("We won 2:1 on a 16:9 screen at 9:05", "We won 2 to 1 on a 16 to 9 screen at 9 oh 5"),
+    ("72°F is 22 °C", "72 degrees Fahrenheit is 22 degrees Celsius"),
+    ("World War II, Chapter IV", "World War 2, Chapter 4"),  # espeak said "Roman two"
+    ("ty! np, tysm, lvl 5", "thank you! no problem, thank you so much, level 5"),
+    ("Ty is here, NP-hard", "Ty is here, NP-hard"),  # a name and a term stay
+    ("Coming w/ friends, w/o sugar", "Coming with friends, without sugar"),
 ]
 
 

@@ -31,3 +31,14 @@ def test_heart_emoticon() -> None:
     assert normalize("I <3 you") == "I love you"
     assert normalize("爱你<3") == "爱你 "
     assert normalize("x <30 y") == "x 30 y"  # a number, not a heart ("<" is spelled out)
+
+
+def test_hashtags_and_about() -> None:
+    """#TeamBlue is a hashtag with its words apart (a bare # was "number": #1 still is);
+    ~20 is "about 20" (the tilde used to vanish)."""
+    assert (
+        normalize("Use #TeamBlue and #gg_wp now") == "Use hashtag Team Blue and hashtag gg wp now"
+    )
+    assert normalize("#1 fan") == " number 1 fan"
+    assert normalize("~20 minutes, a~b") == "about 20 minutes, a b"
+    assert normalize("加油 #主播") == "加油 #主播"  # Mandarin text keeps its symbols

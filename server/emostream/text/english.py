@@ -100,10 +100,30 @@ _SHORTHAND = {
     "btw": "by the way", "tbh": "to be honest", "imo": "in my opinion", "idk": "I don't know",
     "ngl": "not gonna lie", "nvm": "never mind", "omw": "on my way", "gtg": "got to go",
     "wdym": "what do you mean", "hbu": "how about you", "ikr": "I know, right",
+    "tysm": "thank you so much", "lvl": "level", "w/o": "without",
 }  # fmt: skip
+# lower-case only: Ty and NP are also a name and "NP-hard"
+_LOWER_SHORTHAND = {"ty": "thank you", "np": "no problem", "w/": "with"}
+_LOWER_SHORTHAND_RE = re.compile(r"(?<![\w/])(ty|np|w/)(?![\w/])")
 # (brb, irl, smh, omg, lol stay letters or one word: said that way aloud too; Whisper writes
 # "BRB" for the letters and "Be right back" for the words, and the held-out line says Brb)
-_SHORTHAND_RE = re.compile(r"\b(" + "|".join(_SHORTHAND) + r")\b", re.IGNORECASE)
+_SHORTHAND_RE = re.compile(r"\b(" + "|".join(re.escape(k) for k in _SHORTHAND) + r")(?![\w/])",
+                           re.IGNORECASE)  # fmt: skip
+# counts and rates chat writes short: 10k followers, 2x faster, x2, 24/7, 50/50, 7/10, 2:1,
+# 72°F; Roman numerals after a name (World War II, Chapter IV: espeak says "Roman two")
+_THOUSANDS = re.compile(r"\b(\d+(?:\.\d+)?)k\b")
+_TIMES_AFTER = re.compile(r"\b(\d+(?:\.\d+)?)x\b")
+_TIMES_BEFORE = re.compile(r"(?<![\w.])x(\d+)\b")
+_SLASH_PAIRS = {"24/7": "24 7", "50/50": "50 50"}
+_SLASH_PAIR_RE = re.compile(r"(?<![\d/])(24/7|50/50)(?![\d/])")
+_OUT_OF = re.compile(r"(?<![\d/])(\d{1,3})/(10|100|5)(?![\d/])")
+_RATIO = re.compile(r"(?<![\d:])(\d{1,2}):(\d)(?![\d:])")
+_DEGREES = re.compile(r"\s?°\s?([FC])\b")
+_SCALES = {"F": "Fahrenheit", "C": "Celsius"}
+_ROMAN = {"II": "2", "III": "3", "IV": "4", "VI": "6", "VII": "7", "VIII": "8", "IX": "9",
+          "XI": "11", "XII": "12", "XIII": "13", "XIV": "14", "XV": "15", "XVI": "16",
+          "XX": "20"}  # fmt: skip
+_ROMAN_RE = re.compile(r"\b([A-Z][a-z]+) (" + "|".join(_ROMAN) + r")\b")
 # chat interjections espeak spells as letters or misreads, respelled as it reads them right:
 # Hm / Hmmm (aitch em) → hmm, Aww (awa) → aw, Eww → ew, Hehehe (hee hee hee) → heh heh heh
 _INTERJECTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -127,12 +147,21 @@ def normalize_english(text: str) -> str:
     chat interjections (Hm, Aww, Hehe) are respelled as espeak reads them right."""
     text = _LETTER_A.sub(LETTER_A, text)
     text = _SHORTHAND_RE.sub(lambda m: _SHORTHAND[m.group(1).lower()], text)
+    text = _LOWER_SHORTHAND_RE.sub(lambda m: _LOWER_SHORTHAND[m.group(1)], text)
     for pattern, said in _INTERJECTIONS:
         text = pattern.sub(said, text)
     text = _HEHE.sub(lambda m: " ".join(["heh"] * (len(m.group(0)) // 2)), text)
     text = _MONEY.sub(_money, text)
     text = _TIME.sub(_time, text)
     text = _PHONE.sub(_phone, text)
+    text = _RATIO.sub(r"\1 to \2", text)  # after clock times: 2:1, 16:9
+    text = _THOUSANDS.sub(r"\1 thousand", text)
+    text = _TIMES_AFTER.sub(r"\1 times", text)
+    text = _TIMES_BEFORE.sub(r"times \1", text)
+    text = _SLASH_PAIR_RE.sub(lambda m: _SLASH_PAIRS[m.group(1)], text)
+    text = _OUT_OF.sub(r"\1 out of \2", text)
+    text = _DEGREES.sub(lambda m: " degrees " + _SCALES[m.group(1)], text)
+    text = _ROMAN_RE.sub(lambda m: f"{m.group(1)} {_ROMAN[m.group(2)]}", text)
     text = _ISO_DATE.sub(_iso_date, text)
     text = _NUMBER_SIGN.sub("number ", text)
     text = _RANGE.sub(lambda m: f"{m.group(1)}{m.group(2)} to {m.group(3)}", text)

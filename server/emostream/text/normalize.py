@@ -41,6 +41,15 @@ _SYMBOLS = {
 }
 
 
+_HASHTAG = re.compile(r"(?<![\w#])#([A-Za-z][A-Za-z0-9_]*)")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_ABOUT = re.compile(r"(?<![\w~])~(?=\d)")
+
+
+def _hashtag(m: re.Match[str]) -> str:
+    return "hashtag " + _CAMEL.sub(" ", m.group(1)).replace("_", " ")
+
+
 def has_cjk(text: str) -> bool:
     return _CJK.search(text) is not None
 
@@ -58,6 +67,8 @@ def normalize(text: str) -> str:
     text = _NEWLINES.sub("\n", text)
     text = _SPACES.sub(" ", text)
     if not cjk:
+        text = _HASHTAG.sub(_hashtag, text)  # #TeamBlue: hashtag Team Blue (not "number")
+        text = _ABOUT.sub("about ", text)  # ~20 minutes: about 20
         text = "".join(_SYMBOLS.get(ch, ch) for ch in text)
         text = _SPACES.sub(" ", text)
     return text
