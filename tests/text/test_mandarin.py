@@ -318,6 +318,8 @@ CASES: list[tuple[str, str, str]] = [
     (ENGLISH, "Hello大家好", "Hello da4 jia1 hao3"),
     (ENGLISH, "来1v1", "lai2 yi1 V yi1"),
     # -- repeated characters and internet slang ---------------------------------------
+    (SLANG, "好耶！", "hao3 ye1"),  # the cheer: yē, not the classical yé
+    (SLANG, "耶耶耶", "ye1 ye1 ye1"),
     (SLANG, "哈哈哈哈", "ha1 ha1 ha1 ha1"),
     (SLANG, "哈哈哈", "ha1 ha1 ha1"),
     (SLANG, "笑死我了hhh", "xiao4 si2 wo3 le5 ha1 ha1 ha1"),

@@ -683,6 +683,8 @@ def _single_char_reading(
         return None
     if ch == "少":
         return "shao4" if nxt and nxt in "年女爷" else None
+    if ch == "耶":  # 好耶, 耶耶耶: the cheer yē (pypinyin's lone 耶 is the classical yé)
+        return "ye1"
     return None
 
 
