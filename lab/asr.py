@@ -138,7 +138,7 @@ def normalise_zh(text: str) -> str:
         pass
     # Numbers as the product's front end reads them (20个 → 二十个, 3.5 → 三点五), so a
     # transcript in digits matches a reference in hanzi; leftover digits one by one.
-    from emostream.text.mandarin import FROZEN_YI, prepare
+    from emostream.text.zh_prepare import FROZEN_YI, prepare
 
     text = prepare(text, force=True).replace(FROZEN_YI, "一")
     text = "".join(_HAN_DIGITS[int(c)] if c.isdigit() and c.isascii() else c for c in text)

@@ -14,8 +14,9 @@ from collections import Counter
 
 import pytest
 
-from emostream.text.mandarin import cardinal, pinyin_of, prepare
+from emostream.text.mandarin import pinyin_of
 from emostream.text.phonemes import G2P, LANG_EN, LANG_ZH, SYMBOLS
+from emostream.text.zh_prepare import cardinal, prepare
 
 POLYPHONE, SANDHI, NEUTRAL, NUMBER, ERHUA, ENGLISH, SLANG, PLAIN = (
     "polyphone", "sandhi", "neutral", "number", "erhua", "english", "slang", "plain",

@@ -31,7 +31,7 @@ from typing import Any
 
 from emostream.text.english import normalize_english
 from emostream.text.mandarin import Latin, MandarinFrontEnd, Punct
-from emostream.text.mandarin import prepare as prepare_mandarin
+from emostream.text.zh_prepare import prepare as prepare_mandarin
 
 log = logging.getLogger(__name__)
 
