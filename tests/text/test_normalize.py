@@ -42,3 +42,12 @@ def test_hashtags_and_about() -> None:
     assert normalize("#1 fan") == " number 1 fan"
     assert normalize("~20 minutes, a~b") == "about 20 minutes, a b"
     assert normalize("加油 #主播") == "加油 #主播"  # Mandarin text keeps its symbols
+
+
+def test_scripts_no_front_end_reads_are_dropped() -> None:
+    """espeak spelled them out ("Japanese letter" per kana, "Arabic meem ..."): a mixed line
+    keeps what can be said. Accented Latin, Greek, hanzi and 〇 stay."""
+    assert normalize("Hello 안녕하세요 friends") == "Hello friends"
+    assert normalize("Hi Привет, yo こんにちは!") == "Hi , yo !"
+    assert normalize("Thanks مرحبا") == "Thanks "
+    assert normalize("café π 二〇二五年") == "café π 二〇二五年"

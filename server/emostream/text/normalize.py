@@ -50,6 +50,19 @@ def _hashtag(m: re.Match[str]) -> str:
     return "hashtag " + _CAMEL.sub(" ", m.group(1)).replace("_", " ")
 
 
+def readable(ch: str) -> bool:
+    """A character some front end here reads: ASCII, Latin with accents (café), Chinese
+    characters (〇 too), Greek (espeak names the letters: π, Δ). Hangul, kana, Cyrillic,
+    Arabic, Thai ... are not."""
+    if ch.isascii():
+        return True
+    name = unicodedata.name(ch, "")
+    return name.startswith(_READABLE) or name == "IDEOGRAPHIC NUMBER ZERO"
+
+
+_READABLE = ("LATIN ", "CJK UNIFIED", "CJK COMPATIBILITY", "GREEK ")
+
+
 def has_cjk(text: str) -> bool:
     return _CJK.search(text) is not None
 
@@ -59,6 +72,9 @@ def normalize(text: str) -> str:
     text = _CONTROL.sub("", text)
     # NFKC folds full-width ASCII (Ａ１) to ASCII but keeps CJK punctuation (，。) as is.
     text = unicodedata.normalize("NFKC", text)
+    # letters of scripts no front end reads: espeak spelled them out ("Japanese letter" five
+    # times for こんにちは, "Arabic meem ..."), so a mixed line keeps only what can be said
+    text = "".join(" " if ch.isalnum() and not readable(ch) else ch for ch in text)
     cjk = has_cjk(text)  # what follows neither adds nor removes hanzi
     text = _HEART.sub(" " if cjk else " love ", text)  # I <3 you
     text = _EMOJI_BEFORE_PUNCT.sub("", text)

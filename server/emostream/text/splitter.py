@@ -13,8 +13,9 @@ stays pending until the next character (or a flush) decides.
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass, field
+
+from emostream.text.normalize import readable
 
 SENTENCE_END = set(".!?;。！？；…\n")
 CLAUSE_END = set(",:，、：—")
@@ -141,15 +142,7 @@ def _is_abbreviation(before: str) -> bool:
 
 
 def _speakable(text: str) -> bool:
-    """Holds something a voice here can say: a Latin letter or digit (accents included) or a
-    Chinese character. Other scripts (Hangul, Cyrillic, Arabic, kana, ...) are letters too,
-    but no front end here reads them: a segment of only those would be silence."""
-    return any(_speakable_char(ch) for ch in text)
-
-
-def _speakable_char(ch: str) -> bool:
-    if ch.isascii():
-        return ch.isalnum()
-    if not ch.isalnum():
-        return False
-    return unicodedata.name(ch, "").startswith(("LATIN ", "CJK UNIFIED", "CJK COMPATIBILITY"))
+    """Holds a letter or digit some front end here reads (:func:`readable`: Latin, Chinese,
+    Greek). Hangul, Cyrillic, Arabic, kana ... are letters too, but a segment of only those
+    would be silence."""
+    return any(ch.isalnum() and readable(ch) for ch in text)
