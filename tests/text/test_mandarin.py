@@ -46,6 +46,11 @@ CASES: list[tuple[str, str, str]] = [
     (POLYPHONE, "给我盛了一碗饭", "gei2 wo3 cheng2 le5 yi4 wan3 fan4"),  # 盛大 stays shèng
     (POLYPHONE, "盛大的节日", "sheng4 da4 de5 jie2 ri4"),
     (POLYPHONE, "一起转圈圈", "yi4 qi3 zhuan4 quan1 quan1"),
+    (POLYPHONE, "他背着书包去背书", "ta1 bei1 zhe5 shu1 bao1 qu4 bei4 shu1"),  # carry; recite
+    (POLYPHONE, "背着手走路", "bei4 zhe5 shou2 zou3 lu4"),  # hands behind the back: bèi
+    (POLYPHONE, "屋里空出一块地方", "wu1 li3 kong4 chu1 yi2 kuai4 di4 fang5"),  # make room
+    (POLYPHONE, "座位空着", "zuo4 wei4 kong4 zhe5"),
+    (POLYPHONE, "瓶子空了", "ping2 zi5 kong1 le5"),  # empty: kōng
     (POLYPHONE, "按时还款", "an4 shi2 huan2 kuan3"),  # pypinyin's phrase says hái
     (POLYPHONE, "一行字", "yi4 hang2 zi4"),  # a row; 一行人 stays xíng
     (POLYPHONE, "第一行", "di4 yi1 hang2"),
