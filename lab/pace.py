@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from emostream.models.acoustic import AcousticModel, controls_tensor
+from emostream.models.acoustic import AcousticModel, controls_tensor, predicted_frames
 from emostream.models.acoustic_onnx import Prosody
 from emostream.text.phonemes import LANG_ZH
 from emostream.train.train import Item, load_corpus
@@ -62,7 +62,7 @@ def predicted(model: AcousticModel, it: Item) -> tuple[np.ndarray, np.ndarray]:
     intensity = torch.ones(1)
     with torch.inference_mode():
         x, pad = model.encode(ids, tones, langs, speaker, emotion, intensity)
-        raw = torch.clamp(torch.exp(model.duration(x, pad)) - 1.0, min=0.0)[0].numpy()
+        raw = predicted_frames(model.duration(x, pad))[0].numpy()
         _, served = model.infer_units(ids, tones, langs, speaker, emotion, intensity,
                                       controls_tensor(Prosody()))  # fmt: skip
     return raw.astype(np.float64), served[0].numpy().astype(np.float64)

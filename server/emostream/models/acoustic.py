@@ -49,6 +49,12 @@ from emostream.text.emotion import EMOTIONS
 from emostream.text.phonemes import BOS, EOS, NUM_LANGS, NUM_TONES, PUNCTUATION, SPACE, SYMBOLS
 
 
+def predicted_frames(log_duration: torch.Tensor) -> torch.Tensor:
+    """Frames per unit from the duration predictor's output (trained on ``log(d + 1)``):
+    ``exp - 1``, at least 0, unrounded."""
+    return torch.clamp(torch.exp(log_duration) - 1.0, min=0.0)
+
+
 def pause_symbol_ids() -> tuple[int, ...]:
     return tuple(SYMBOLS.id(s) for s in (BOS, EOS, SPACE, *PUNCTUATION))
 
@@ -340,7 +346,7 @@ class AcousticModel(nn.Module):
         keep = (~pad).to(x.dtype)
         rate, shift, rng, energy_scale, pause = (controls[:, i : i + 1] for i in range(5))
         log_d = self.duration(x, pad)
-        d = torch.clamp(torch.exp(log_d) - 1.0, min=0.0) / rate
+        d = predicted_frames(log_d) / rate
         if c.pace != 1.0:  # the checkpoint's own rate (the graph of a pace-1 one is unchanged)
             d = d / c.pace
         is_pause = (ids.unsqueeze(-1) == self._pause_ids().view(1, 1, -1)).any(-1)

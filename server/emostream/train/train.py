@@ -27,7 +27,12 @@ import torch
 from torch import nn
 
 from emostream.models import contour
-from emostream.models.acoustic import AcousticConfig, AcousticModel, read_checkpoint
+from emostream.models.acoustic import (
+    AcousticConfig,
+    AcousticModel,
+    predicted_frames,
+    read_checkpoint,
+)
 from emostream.train.corpus import Utterance, dequantize_mel, read_shard
 from emostream.train.mel_gan import MelDiscriminator
 from emostream.train.mel_gan import d_loss as mel_d_loss
@@ -200,7 +205,7 @@ def losses(
     mel_l1 = ((out["mel"].float() - b["mel"]).abs() * keep_f).sum() / (keep_f.sum() * 80)
     log_d = torch.log(b["durations"].float() + 1.0)
     dur = ((out["log_duration"].float() - log_d) ** 2 * keep_u).sum() / keep_u.sum()
-    pred_d = torch.clamp(torch.exp(out["log_duration"].float()) - 1.0, min=0.0) * keep_u
+    pred_d = predicted_frames(out["log_duration"].float()) * keep_u
     true_len = (b["durations"].float() * keep_u).sum(1)
     pace = pred_d.detach().sum() / true_len.sum().clamp(min=1.0)
     vu = (b["pitch"] != 0).float() * keep_u
