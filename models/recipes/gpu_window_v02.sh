@@ -136,7 +136,7 @@ PY
     --voices "$V" --out "$B/plan" --seed "$SEED" --blends-en "${BLENDS_EN:-180}" \
     --blends-zh "${BLENDS_ZH:-100}" --cross-en "${CROSS_EN:-0}" --cross-zh "${CROSS_ZH:-0}" \
     --exclude "${HELD_OUT:-af_river,am_echo,bf_alice,bm_fable,zf_xiaoyi,zm_yunxia}${VAL_VOICES:+,$VAL_VOICES}" \
-    --renderings 2
+    --timbre-only "${TIMBRE_ONLY-zf_xiaoni}" --renderings 2
   if [ -n "${VAL_VOICES:-}" ]; then  # validation voices: out of training, scored every eval
     VTXT=.gpujob/v02text-s$((SEED + 100))
     [ -f "$VTXT/zh.txt" ] || .venv/bin/python -m emostream.train.corpus_cli text --out "$VTXT" \
@@ -149,7 +149,7 @@ PY
       --en 200 --zh 200 --seed $((SEED + 100))
     .venv/bin/python -m emostream.train.corpus_cli plan --text "$VTXT" --voices "$V" \
       --out "$B/plan_val" --seed $((SEED + 200)) --new-only --blends-en 2 --blends-zh 3 \
-      --cross-en 1 --cross-zh 6 --limit "${VAL_LINES:-150}" \
+      --cross-en 1 --cross-zh 6 --limit "${VAL_LINES:-150}" --timbre-only "${TIMBRE_ONLY-zf_xiaoni}" \
       --exclude "${HELD_OUT:-af_river,am_echo,bf_alice,bm_fable,zf_xiaoyi,zm_yunxia}"
   fi
   # The renderer reads the style tables from the plan folder; stage b copies plan's
