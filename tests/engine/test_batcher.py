@@ -205,3 +205,24 @@ def test_due_times_never_go_backwards_within_a_stream() -> None:
     # An earlier due cannot overtake the stream's own earlier item.
     assert b.submit("a", "a1", frames=30, now=0.0, due=1.0).due == 2.0
     assert b.submit("b", "b0", frames=30, now=1.0).due == 1.5
+
+
+@pytest.mark.parametrize("vocoder", ["v1", "lite"])
+def test_engine_buckets_hold_each_vocoders_windows(vocoder: str) -> None:
+    # The engine's shapes for each vocoder, with that vocoder's own context: the first
+    # window lands in the smallest bucket (a short first chunk), none outgrows the largest.
+    from emostream.engine.batcher import engine_buckets
+    from emostream.engine.chunker import ChunkSchedule
+    from emostream.models.hifigan import CONTEXT_FRAMES as V1_CONTEXT
+    from emostream.models.lite_vocoder import CONTEXT_FRAMES as LITE_CONTEXT
+
+    spec = engine_buckets(vocoder)
+    context = {"v1": V1_CONTEXT, "lite": LITE_CONTEXT}[vocoder]
+    schedule = ChunkSchedule(context=context, buckets=spec.frames)
+    for total in (20, 64, 150, 400, 1500):
+        ws = list(schedule.windows(total))
+        assert all(w.hi - w.lo <= spec.max_frames for w in ws)
+        if total > spec.frames[0]:
+            assert ws[0].hi - ws[0].lo == spec.frames[0] and ws[0].emitted <= 20
+    with pytest.raises(ValueError):
+        engine_buckets("v2")

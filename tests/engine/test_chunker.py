@@ -72,10 +72,36 @@ def test_filled_sizes_and_short_first_chunk() -> None:
     ]  # fmt: skip
     # a segment whose rest fits the bucket ends in one window (no right context needed)
     assert [w.emitted for w in filled.windows(30)] == [30]
-    # a window longer than every bucket stays as planned
-    assert [w.emitted for w in ChunkSchedule(context=14, buckets=(16,)).windows(100)] == [
-        w.emitted for w in plain.windows(100)
-    ]
+    # a bucket that cannot hold one frame with its context both sides is refused
+    with pytest.raises(ValueError, match="largest bucket"):
+        ChunkSchedule(context=14, buckets=(16,))
+
+
+@pytest.mark.parametrize("total", [1, 40, 47, 48, 75, 96, 97, 130, 151, 344, 1000])
+@pytest.mark.parametrize("first", [True, False])
+@pytest.mark.parametrize("buckets", [(32, 96), (48, 128)])
+def test_wide_context_windows_never_outgrow_the_largest_bucket(
+    total: int, first: bool, buckets: tuple[int, ...]
+) -> None:
+    # The light vocoder needs 29 frames each side: planned chunks of 48 make 106-frame
+    # windows, past a 96-frame bucket (the engine refused them: "length 106 exceeds 96").
+    sch = ChunkSchedule(context=29, buckets=buckets)
+    ws = list(sch.windows(total, first=first))
+    assert ws[0].start == 0 and ws[-1].end == total
+    for a, b in itertools.pairwise(ws):
+        assert a.end == b.start
+    assert all(w.emitted > 0 and w.hi - w.lo <= buckets[-1] for w in ws)
+
+
+def test_light_vocoder_chunks() -> None:
+    # 96-frame rows leave 38 new frames; the light buckets 48/128 give a short first chunk
+    # (19 frames + 29 of context fill 48), then 70 frames a window
+    assert [w.emitted for w in ChunkSchedule(context=29, buckets=(32, 96)).windows(300)] == [
+        67, 38, 38, 38, 38, 38, 43
+    ]  # fmt: skip
+    assert [w.emitted for w in ChunkSchedule(context=29, buckets=(48, 128)).windows(300)] == [
+        19, 80, 70, 70, 61
+    ]  # fmt: skip
 
 
 def test_invalid_buckets() -> None:

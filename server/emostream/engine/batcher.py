@@ -92,6 +92,20 @@ class BucketSpec:
 # call fewer. Simulated H200 (bench/engine_sim.py): 850 streams in real time, 775 with the
 # 64-frame bucket, 625 with windows as planned in 32/64/96 (the engine before 2026-12-03).
 ENGINE_BUCKETS = BucketSpec(frames=(32, 96))
+# The light vocoder needs 29 frames each side: in a 96-frame row only 38 frames are new audio
+# and its first chunk (14 + 29) misses the 32 bucket. Its rows are 48 (a first chunk of 19
+# frames) and 128 frames (70 new a row, 55 % of what it computes against 40 % at 96).
+LITE_ENGINE_BUCKETS = BucketSpec(frames=(48, 128))
+
+
+def engine_buckets(vocoder: str) -> BucketSpec:
+    """The GPU engine's vocoder shapes for ``vocoder`` (``v1`` or ``lite``, as
+    :func:`emostream.voices.catalog.vocoder_choice` names them)."""
+    if vocoder == "lite":
+        return LITE_ENGINE_BUCKETS
+    if vocoder == "v1":
+        return ENGINE_BUCKETS
+    raise ValueError(f"unknown vocoder {vocoder!r}: v1 or lite")
 
 
 @dataclass(frozen=True)

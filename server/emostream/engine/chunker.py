@@ -55,7 +55,11 @@ class ChunkSchedule:
     window is then extended until it fills the smallest bucket holding its planned frames
     (with context), or to the end of the segment when the rest fits that bucket. Sizes
     keep growing from the planned ones: with ``context=14`` and buckets 32/64/96 the
-    chunks are 18, 36, 36, 68, 68, ... frames (planned 14, 21, 31, 46, 48, ...).
+    chunks are 18, 36, 36, 68, 68, ... frames (planned 14, 21, 31, 46, 48, ...). No window
+    is longer than the largest bucket: a chunk is cut to ``buckets[-1] - 2 * context``
+    frames (the light vocoder's 29 frames a side leave 38 of a 96-frame bucket, less than
+    the planned 48), and a schedule whose largest bucket cannot hold one frame with its
+    context both sides is refused.
     """
 
     first: int = 14
@@ -70,18 +74,27 @@ class ChunkSchedule:
         b = self.buckets
         if list(b) != sorted(set(b)) or (b and b[0] < 1):
             raise ValueError(f"chunk schedule buckets must be ascending positive ints: {b}")
+        if b and b[-1] <= 2 * self.context:
+            raise ValueError(
+                f"chunk schedule: the largest bucket ({b[-1]} frames) holds no chunk with "
+                f"{self.context} frames of context each side"
+            )
 
     def windows(self, total: int, *, first: bool = True) -> Iterator[ChunkWindow]:
         """Windows covering ``[0, total)``. ``first=False`` starts at full-size chunks
         (for segments after the first of an utterance, when audio is already playing)."""
         pos = 0
+        widest = self.buckets[-1] if self.buckets else None  # no window longer
         n = self.first if first else self.size
         while pos < total:
+            if widest is not None:
+                n = min(n, widest - 2 * self.context)
             end = min(total, pos + n)
-            # Avoid a tiny tail chunk: fold a remainder shorter than a quarter chunk in.
-            if total - end < max(1, n // 4):
-                end = total
             lo = max(0, pos - self.context)
+            # Avoid a tiny tail chunk: fold a remainder shorter than a quarter chunk in
+            # (unless the window would then outgrow the largest bucket).
+            if total - end < max(1, n // 4) and (widest is None or total - lo <= widest):
+                end = total
             if self.buckets:
                 end = self._fill(lo, end, total)
             yield ChunkWindow(start=pos, end=end, lo=lo, hi=min(total, end + self.context))

@@ -111,9 +111,15 @@ async def setup_device(settings: Settings) -> DeviceSetup:
         raise RuntimeError("--device cuda needs the [gpu] extra (torch)") from exc
     if not torch.cuda.is_available():
         raise RuntimeError("--device cuda: torch sees no CUDA device")
+    from emostream.engine.batcher import LITE_ENGINE_BUCKETS
     from emostream.engine.gpu_runner import GpuRunner, GpuVocoderEngine
+    from emostream.voices.catalog import vocoder_choice
 
-    engine = GpuVocoderEngine(vocoder_backend(settings))
+    # V1 keeps the in-process engine's default shapes; the light vocoder's windows (29
+    # frames of context a side: up to 106 frames) need its own (48, 128).
+    lite = vocoder_choice(settings) == "lite"
+    engine = GpuVocoderEngine(vocoder_backend(settings),
+                              buckets=LITE_ENGINE_BUCKETS if lite else None)  # fmt: skip
     await engine.start()
     report = engine.memory_report()
     log.info("GPU vocoder engine ready: %s", report)

@@ -411,7 +411,7 @@ def device_stages(settings: Settings, voices: Iterable[object]) -> dict[str, Bat
     if settings.device != "cuda":
         return {}
     from emostream.engine.acoustic_graphs import BATCHES, GraphedAcoustic
-    from emostream.engine.batcher import ENGINE_BUCKETS
+    from emostream.engine.batcher import engine_buckets
     from emostream.engine.devices import vocoder_backend
     from emostream.engine.graph_pool import CudaGraphDevice, GraphJob, GraphPool
     from emostream.models.mel import silence_level
@@ -420,11 +420,12 @@ def device_stages(settings: Settings, voices: Iterable[object]) -> dict[str, Bat
     device = CudaGraphDevice("cuda")
     memory: dict[str, Any] = {"at_start_mib": _mib(device.memory())}  # context, catalog models
     pool = GraphPool(device)
-    spec = ENGINE_BUCKETS
+    choice = vocoder_choice(settings)
+    spec = engine_buckets(choice)
     backend = vocoder_backend(settings, pool=pool)
     jobs: list[GraphJob] = backend.graph_jobs(spec.shapes())
     weights = {"vocoder": _param_bytes(backend.model)}
-    key = VOCODER_KEYS[vocoder_choice(settings)]
+    key = VOCODER_KEYS[choice]
     out = {key: BatchedStage(key, "decode", backend.run, spec.batch_sizes, spec.frames,
                              silence_level())}  # fmt: skip
     if settings.acoustic_graphs:
