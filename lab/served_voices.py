@@ -1,7 +1,8 @@
 """Quality of voices exactly as a server built from ``Settings`` serves them, as JSON.
 
     python -m lab.served_voices --voices joe,af_heart,zf_xiaoxiao \\
-        [--en-texts 40] [--zh-texts 40] [--dnsmos-texts 10] [--vocoder auto|lite|v1] -o FILE
+        [--en-texts 40] [--zh-texts 40] [--dnsmos-texts 10] [--vocoder auto|lite|v1] \\
+        [--models-dir DIR] -o FILE
 
 Each voice speaks the project's held-out lines of its language (``models/corpus/heldout``,
 never used in training) through the product path (``load_catalog`` + the chunked streamer at
@@ -47,13 +48,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dnsmos-texts", type=int, default=10)
     p.add_argument("--vocoder", default="auto", help="auto (lite on cpu), lite or v1")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--models-dir", default="",
+                   help="a candidate's models folder (default: the shipped models/)")  # fmt: skip
     p.add_argument("-o", "--output", default=None)
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     t0 = time.time()
     from lab.asr import whisper_base
 
-    settings = Settings(vocoder=a.vocoder, cpu_threads=a.threads)
+    settings = Settings(vocoder=a.vocoder, cpu_threads=a.threads, models_dir=a.models_dir)
     catalog = load_catalog(settings)
     asr = whisper_base(threads=a.threads)
     texts = {
