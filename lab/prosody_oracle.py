@@ -16,6 +16,9 @@ With ``--v1`` also ``teacher_22k`` (the teacher's audio at the model's 22.05 kHz
 ``teacher_mel_v1``, ``oracle_v1`` and ``model_v1`` (HiFi-GAN V1 universal, torch on CPU, instead of the
 light vocoder).
 
+``--voices zf_xiaoxiao,zm_yunxi,...`` puts training voices in place of the held-out ones: the
+same losses for speakers the model has seen (is a loss the decoder's, or unseen speakers'?).
+
 ``python -m lab.prosody_oracle --model models/acoustic/emostream-fs2-v0.4.onnx --speakers-npz
 models/acoustic/speakers-v0.4.npz --kokoro-model K.onnx --kokoro-voices DIR --texts 20 -o OUT``
 """
@@ -58,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         "--v1", action="store_true", help="also HiFi-GAN V1 and the teacher at 22.05 kHz"
     )
     p.add_argument("--systems", default="", help="comma-separated subset to transcribe")
+    p.add_argument("--voices", default="",
+                   help="comma-separated Kokoro voices instead of the held-out ones (e.g. "
+                   "training voices: is a loss the decoder's or unseen speakers'?)")  # fmt: skip
     p.add_argument("-o", "--output", required=True)
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
@@ -107,8 +113,11 @@ def main(argv: list[str] | None = None) -> int:
 
     wanted = [s for s in a.systems.split(",") if s]
 
+    voices: dict[str, dict[str, float]] = (
+        {v: {v: 1.0} for v in a.voices.split(",") if v} if a.voices else HELDOUT_VOICES[a.lang]
+    )
     rows: list[dict[str, Any]] = []
-    for name, weights in HELDOUT_VOICES[a.lang].items():
+    for name, weights in voices.items():
         teacher.add_voice(name, weights)
         emb = teacher_embedding(functools.partial(teacher.speak, name), cond, enc.embed_audio,
                                 rate=TEACHER_SR)  # fmt: skip
@@ -167,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         "vocoder": a.lite,
         "asr": asr.name,
         "texts": len(texts),
-        "voices": list(HELDOUT_VOICES[a.lang]),
+        "voices": list(voices),
         "summary": summary,
         "wall_s": round(time.time() - t0),
         "utterances": rows,

@@ -79,6 +79,12 @@
 #   now carry `pace` / `val_pace` (predicted frames over the teacher's; a log-duration loss
 #   predicts short); TOTAL_DUR=W adds the utterance-length loss (train --total-dur), and
 #   ship.py --pace writes a measured pace into the export (lab.pace measures it on CPU).
+# Window 11 (2026-12-06 session 14, H100): SEED=9 CROSS_EN=80 CROSS_ZH=350 BLENDS_EN=130
+#   BLENDS_ZH=120 prepare (no VAL_NEW; the plan line now passes --timbre-only, which it never
+#   did before: 709 speakers, 0 with zf_xiaoni's prosody), hide, stage a, b, restore,
+#   COOLDOWN=0.3 PARITY=0 START_WAIT=60 start 600 1200, watch 540/560, collect 240 (1,329 s):
+#   44.6 h at 265x, 15,335 steps. Held-out Mandarin unmoved (9.1 vs 8.7 %), unseen Mandarin
+#   voices 11 % fast (lab.pace 0.893): not shipped. bench/results/acoustic/2026-12-06-window11.md.
 # Light vocoder v0.1 (2026-12-03): HIDE_CORPUS=0 hide; vstart 900; watch 520; collect 345;
 #   vocbench 2 (bench/results/vocoder/2026-12-03-h200-lite-vocoder.md).
 #
