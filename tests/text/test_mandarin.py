@@ -46,6 +46,15 @@ CASES: list[tuple[str, str, str]] = [
     (POLYPHONE, "给我盛了一碗饭", "gei2 wo3 cheng2 le5 yi4 wan3 fan4"),  # 盛大 stays shèng
     (POLYPHONE, "盛大的节日", "sheng4 da4 de5 jie2 ri4"),
     (POLYPHONE, "一起转圈圈", "yi4 qi3 zhuan4 quan1 quan1"),
+    # session 14 audit
+    (POLYPHONE, "我睡不着觉", "wo3 shui4 bu5 zhao2 jiao4"),  # was bu4 zhe5 jue2
+    (POLYPHONE, "量一量体温", "liang2 yi5 liang2 ti3 wen1"),  # to measure: liáng
+    (POLYPHONE, "露出笑容", "lou4 chu1 xiao4 rong2"),  # colloquial lòu
+    (POLYPHONE, "这家店的菜很地道", "zhe4 jia1 dian4 de5 cai4 hen3 di4 dao5"),  # authentic
+    (POLYPHONE, "挖地道", "wa1 di4 dao4"),  # a tunnel
+    (POLYPHONE, "找不着北", "zhao3 bu4 zhao2 bei3"),  # 不 as in 去不了
+    (POLYPHONE, "他正睡着觉呢", "ta1 zheng4 shui4 zhe5 jiao4 ne5"),  # durative: zhe
+    (POLYPHONE, "露了一手", "lou4 le5 yi4 shou3"),
     (POLYPHONE, "他背着书包去背书", "ta1 bei1 zhe5 shu1 bao1 qu4 bei4 shu1"),  # carry; recite
     (POLYPHONE, "背着手走路", "bei4 zhe5 shou2 zou3 lu4"),  # hands behind the back: bèi
     (POLYPHONE, "屋里空出一块地方", "wu1 li3 kong4 chu1 yi2 kuai4 di4 fang5"),  # make room
@@ -175,6 +184,9 @@ CASES: list[tuple[str, str, str]] = [
     (SANDHI, "好不好", "hao3 bu5 hao3"),
     (SANDHI, "去不去", "qu4 bu5 qu4"),
     (SANDHI, "要不要", "yao4 bu5 yao4"),
+    # session 14 audit: a repeated 不V is no A-not-A question; 一一 is yī yī
+    (SANDHI, "不要不要", "bu2 yao4 bu2 yao4"),
+    (SANDHI, "一一列举", "yi1 yi1 lie4 ju3"),
     # -- neutral tones -----------------------------------------------------------------
     (NEUTRAL, "我们", "wo3 men5"),
     (NEUTRAL, "桌子", "zhuo1 zi5"),
@@ -208,6 +220,8 @@ CASES: list[tuple[str, str, str]] = [
     (NEUTRAL, "我的书", "wo3 de5 shu1"),
     (NEUTRAL, "对不起", "dui4 bu5 qi3"),
     (NEUTRAL, "差不多", "cha4 bu5 duo1"),
+    (NEUTRAL, "薄荷糖很好吃", "bo4 he5 tang2 hen2 hao3 chi1"),
+    (NEUTRAL, "看门的大爷", "kan1 men2 de5 da4 ye5"),
     # -- numbers, dates, times, money --------------------------------------------------
     (
         NUMBER,

@@ -128,6 +128,11 @@ WORDS: dict[str, str] = {
     "背锅": "bei1 guo1", "背黑锅": "bei1 hei1 guo1",  # take the blame: bēi, not bèi
     "买一送一": "mai3 yi1 song4 yi1",  # the numeral 一 said alone, no sandhi
     "答应": "da1 ying5", "主意": "zhu3 yi5",
+    # session 14 audit
+    "睡不着": "shui4 bu4 zhao2", "睡得着": "shui4 de5 zhao2",
+    "睡着觉": "shui4 zhe5 jiao4",  # 正睡着觉呢: durative (睡着了 is zháo)
+    "薄荷": "bo4 he5", "薄荷糖": "bo4 he5 tang2", "大爷": "da4 ye5",
+    "露出": "lou4 chu1", "露面": "lou4 mian4", "露脸": "lou4 lian3", "露馅": "lou4 xian4",
 }  # fmt: skip
 # WORDS entries whose 一 is the bare numeral (yi1 whatever follows)
 _FROZEN_YI_WORDS = {"买一送一"}
@@ -167,6 +172,7 @@ _BU_NEUTRAL = {
     "舍不得",
     "怪不得",
     "听不懂",
+    "睡不着",
 }
 # late neutral: third-tone sandhi applies first, then the syllable is neutral (哪里 ná li)
 _LATE_NEUTRAL_WORDS = {"哪里", "那里", "这里"}
@@ -247,7 +253,7 @@ def _single_char_reading(
     if ch == "重":
         return "chong2" if nxt and nxt in "新复来做写装" else None
     if ch == "觉":
-        return "jiao4" if prev and prev in "睡一午" else None
+        return "jiao4" if prev and prev in "睡一午着" else None
     if ch == "只":
         return "zhi1" if prev and prev in _NUMERAL_CHARS else "zhi3"
     if ch == "行":
@@ -257,7 +263,8 @@ def _single_char_reading(
     if ch == "为":
         return "wei2" if prev and prev in "成作认以称视变选" else None
     if ch == "着":
-        return "zhao2" if prev and prev in "睡找猜够" else "zhe5" if alone else None
+        # 睡着了, 找不着, 用得着: reached (zháo); durative 着 never follows 不 or 得
+        return "zhao2" if prev and prev in "睡找猜够不得" else "zhe5" if alone else None
     if ch == "数":
         return "shu3" if alone else None
     if ch == "教":
@@ -284,6 +291,10 @@ def _single_char_reading(
         return None
     if ch == "少":
         return "shao4" if nxt and nxt in "年女爷" else None
+    if ch == "量":  # 量一量, 量体温, 量了血压: to measure (liáng); 工作量, 很大的量: liàng
+        return "liang2" if alone and next_word[:1] in ("一", "体", "血", "身", "了", "过") else None
+    if ch == "露":  # 露了一手, 露一下脸: to show (colloquial lòu); 露水, 暴露 stay lù
+        return "lou4" if alone and next_word[:1] in ("了", "一", "个", "馅", "脸", "面") else None
     if ch == "耶":  # 好耶, 耶耶耶: the cheer yē (pypinyin's lone 耶 is the classical yé)
         return "ye1"
     if ch == "空":  # 空出一块地方, 空出来, 空着: to leave room (kòng); 空了 stays kōng
@@ -300,6 +311,17 @@ def _carried_bei(syls: list[Syllable], word: str, next_word: str) -> list[Syllab
 
 
 _CARRIED = set("包孩娃宝行箱袋筐篓枪")
+
+
+_DEGREE = {"很", "特别", "真", "挺", "太", "非常", "不", "够", "最", "好", "超", "蛮", "多",
+           "特", "贼"}  # fmt: skip
+
+
+def _authentic(syls: list[Syllable], word: str, prev_word: str) -> list[Syllable]:
+    """地道 after a degree word is "authentic" (dìdao); 挖地道, 地道战 stay dìdào (tunnel)."""
+    if word == "地道" and prev_word in _DEGREE and len(syls) == 2:
+        syls[1].tone = 5
+    return syls
 
 
 def _counted_zhong(syls: list[Syllable], prev_word: str) -> list[Syllable]:
@@ -390,6 +412,7 @@ def _yi_bu(flat: list[Syllable]) -> None:
             and prev.char == nxt.char
             and prev.char not in ("一", "不")
             and prev.char not in MEASURES_1  # 一个一个 is counting, not V一V
+            and not (i >= 2 and flat[i - 2].char == s.char)  # 不要不要: 不V said twice
         )
         counting = i + 2 < len(flat) and flat[i + 2].char == "二"  # 数一数二: yī, a number
         if redup and counting and s.char == "一":
@@ -399,6 +422,9 @@ def _yi_bu(flat: list[Syllable]) -> None:
             s.tone = 5
             continue
         nt = _next_tone(flat, i)
+        if s.char == "一" and "一" in ((prev.char if prev else ""), (nxt.char if nxt else "")):
+            s.tone = 1  # 一一列举, 一一对应: yī yī
+            continue
         if s.char == "一":
             digit_next = nxt is not None and nxt.char in "十零二三四五六七八九弌"
             if nt is None or digit_next or (prev is not None and prev.char == "第"):
@@ -550,7 +576,8 @@ class MandarinFrontEnd:
                 nxt = word[k + 1 : k + 2] if len(out) == len(word) else ""
                 if nxt not in ("人", "动"):
                     s.base, s.tone = "hang", 2
-        return _carried_bei(_counted_zhong(out, prev_word), word, next_word)
+        return _authentic(_carried_bei(_counted_zhong(out, prev_word), word, next_word), word,
+                          prev_word)  # fmt: skip
 
     def _neutral_and_erhua(self, words: list[Word]) -> None:
         for i, w in enumerate(words):
