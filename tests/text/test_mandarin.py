@@ -55,6 +55,19 @@ CASES: list[tuple[str, str, str]] = [
     (POLYPHONE, "找不着北", "zhao3 bu4 zhao2 bei3"),  # 不 as in 去不了
     (POLYPHONE, "他正睡着觉呢", "ta1 zheng4 shui4 zhe5 jiao4 ne5"),  # durative: zhe
     (POLYPHONE, "露了一手", "lou4 le5 yi4 shou3"),
+    (POLYPHONE, "他的脸涨得通红", "ta1 de5 lian3 zhang4 de5 tong1 hong2"),  # flushed: zhàng
+    (POLYPHONE, "今天涨粉了好多", "jin1 tian1 zhang2 fen3 le5 hao3 duo1"),  # rose: zhǎng
+    (POLYPHONE, "把衣服缝一下", "ba3 yi1 fu5 feng2 yi2 xia4"),
+    (POLYPHONE, "门缝里有光", "men2 feng4 li2 you3 guang1"),
+    (POLYPHONE, "我直接蒙了", "wo3 zhi2 jie1 meng1 le5"),  # dazed: mēng
+    (POLYPHONE, "剥个橘子", "bao1 ge5 ju2 zi5"),
+    (POLYPHONE, "削苹果皮", "xiao1 ping2 guo3 pi2"),
+    (POLYPHONE, "数钱数到手软", "shu3 qian2 shu3 dao4 shou2 ruan3"),
+    (POLYPHONE, "他说话很冲", "ta1 shuo1 hua4 hen3 chong4"),  # blunt: chòng
+    (POLYPHONE, "扇扇子凉快一下", "shan1 shan4 zi5 liang2 kuai5 yi2 xia4"),
+    (POLYPHONE, "头发长长了", "tou2 fa5 zhang3 chang2 le5"),
+    (POLYPHONE, "长长的头发", "chang2 chang2 de5 tou2 fa5"),
+    (POLYPHONE, "晒干的衣服", "shai4 gan1 de5 yi1 fu5"),
     (POLYPHONE, "他背着书包去背书", "ta1 bei1 zhe5 shu1 bao1 qu4 bei4 shu1"),  # carry; recite
     (POLYPHONE, "背着手走路", "bei4 zhe5 shou2 zou3 lu4"),  # hands behind the back: bèi
     (POLYPHONE, "屋里空出一块地方", "wu1 li3 kong4 chu1 yi2 kuai4 di4 fang5"),  # make room

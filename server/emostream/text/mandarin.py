@@ -131,6 +131,13 @@ WORDS: dict[str, str] = {
     # session 14 audit
     "睡不着": "shui4 bu4 zhao2", "睡得着": "shui4 de5 zhao2",
     "睡着觉": "shui4 zhe5 jiao4",  # 正睡着觉呢: durative (睡着了 is zháo)
+    # (some are jieba's odd cuts: 脸涨/得/通红, 剥个/橘子, 削苹果/皮, 很冲)
+    "脸涨": "lian3 zhang4", "涨红": "zhang4 hong2", "涨红了脸": "zhang4 hong2 le5 lian3",
+    "剥个": "bao1 ge5", "剥皮": "bao1 pi2", "削苹果": "xiao1 ping2 guo3", "削皮": "xiao1 pi2",
+    "数钱": "shu3 qian2", "数到": "shu3 dao4", "很冲": "hen3 chong4",
+    "扇扇子": "shan1 shan4 zi5", "扇风": "shan1 feng1", "缝好": "feng2 hao3",
+    "晒干": "shai4 gan1", "擦干": "ca1 gan1", "烘干": "hong1 gan1", "吹干": "chui1 gan1",
+    "风干": "feng1 gan1", "烤干": "kao3 gan1",
     "薄荷": "bo4 he5", "薄荷糖": "bo4 he5 tang2", "大爷": "da4 ye5",
     "露出": "lou4 chu1", "露面": "lou4 mian4", "露脸": "lou4 lian3", "露馅": "lou4 xian4",
 }  # fmt: skip
@@ -293,6 +300,10 @@ def _single_char_reading(
         return "shao4" if nxt and nxt in "年女爷" else None
     if ch == "量":  # 量一量, 量体温, 量了血压: to measure (liáng); 工作量, 很大的量: liàng
         return "liang2" if alone and next_word[:1] in ("一", "体", "血", "身", "了", "过") else None
+    if ch == "缝":  # 缝一下, 缝上, 缝了: to sew (féng); 门缝 stays fèng
+        return "feng2" if alone and next_word[:1] in ("一", "好", "上", "补", "了", "个") else None
+    if ch == "蒙":  # 我直接蒙了: dazed (mēng); 蒙了一层灰 stays méng
+        return "meng1" if alone and next_word == "了" and prev_word in _DAZED_BEFORE else None
     if ch == "露":  # 露了一手, 露一下脸: to show (colloquial lòu); 露水, 暴露 stay lù
         return "lou4" if alone and next_word[:1] in ("了", "一", "个", "馅", "脸", "面") else None
     if ch == "耶":  # 好耶, 耶耶耶: the cheer yē (pypinyin's lone 耶 is the classical yé)
@@ -313,6 +324,8 @@ def _carried_bei(syls: list[Syllable], word: str, next_word: str) -> list[Syllab
 _CARRIED = set("包孩娃宝行箱袋筐篓枪")
 
 
+_DAZED_BEFORE = {"我", "他", "她", "直接", "都", "全", "彻底", "有点", "完全", "当场", "瞬间", "一下",
+                 "人"}  # fmt: skip
 _DEGREE = {"很", "特别", "真", "挺", "太", "非常", "不", "够", "最", "好", "超", "蛮", "多",
            "特", "贼"}  # fmt: skip
 
@@ -520,6 +533,8 @@ class MandarinFrontEnd:
         if word == "不了" and next_word in ("", "不了") and prev_word in _REFUSAL_BEFORE:
             # frozen: 不了不了 is no A-not-A question for the 不 sandhi
             return [Syllable("bu", 4, char="不", frozen=True), Syllable("le", 5, char="了")]
+        if word == "长长" and next_word[:1] == "了":  # 头发长长了: grew long (长长的 stays)
+            return [Syllable("zhang", 3, char="长"), Syllable("chang", 2, char="长")]
         if word == "上头" and (
             prev_word in _SHANGTOU_BEFORE
             or (next_word in ("了", "啊", "呀", "啦", "吧") and not _locative_verb(prev_word))
