@@ -63,6 +63,17 @@ CASES = [
     ("ty! np, tysm, lvl 5", "thank you! no problem, thank you so much, level 5"),
     ("Ty is here, NP-hard", "Ty is here, NP-hard"),  # a name and a term stay
     ("Coming w/ friends, w/o sugar", "Coming with friends, without sugar"),
+    # session 14 audit
+    ("see u tmrw, ofc", "see u tomorrow, of course"),  # espeak spelled T M R W
+    ("busy rn bc work", "busy right now because work"),
+    ("BC and RN stay", "BC and RN stay"),  # upper case: an era, a nurse
+    ("1.5M views, 2B people", "1.5 million views, 2 billion people"),  # "one point five em"
+    ("5M is 5 metres", "5 million is 5 metres"),
+    ("AFK for 5 mins, 30 secs, 2 hrs", "AFK for 5 minutes, 30 seconds, 2 hours"),  # "minz"
+    ("the mins and maxes, 1 min", "the mins and maxes, 1 minute"),  # no number: left alone
+    ("That's 50-50 at best", "That's 50 50 at best"),  # espeak: "fifty to fifty"
+    ("It was 21-19", "It was 21 to 19"),  # a score stays a range
+    ("Vol. 2, Ep. 5, Pt. 3", "volume 2, episode 5, part 3"),
 ]
 
 

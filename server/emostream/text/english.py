@@ -10,7 +10,11 @@ module only rewrites what it reads badly, into forms it reads well (digits stay 
 * phone-like digit groups (``555-0123``, ``+1 415 555 0199``): digit by digit, groups
   separated by commas;
 * years after a preposition (``in 2026`` → ``in 20 26``, ``since 1905`` → ``since 19 oh 5``):
-  espeak otherwise says "two thousand twenty six".
+  espeak otherwise says "two thousand twenty six";
+* chat counts and shorthand (session 14 audit: espeak said "one point five em", "minz", "fifty
+  to fifty", "vol", and spelled tmrw): ``1.5M`` → ``1.5 million``, ``5 mins`` → ``5 minutes``,
+  ``50-50`` → ``50 50``, ``Vol. 2`` → ``volume 2``, lower-case ``tmrw``/``rn``/``bc``/``ofc``
+  in full.
 
 Pure functions; the G2P calls :func:`normalize_english` on every Latin-script run.
 """
@@ -103,8 +107,11 @@ _SHORTHAND = {
     "tysm": "thank you so much", "lvl": "level", "w/o": "without",
 }  # fmt: skip
 # lower-case only: Ty and NP are also a name and "NP-hard"
-_LOWER_SHORTHAND = {"ty": "thank you", "np": "no problem", "w/": "with"}
-_LOWER_SHORTHAND_RE = re.compile(r"(?<![\w/])(ty|np|w/)(?![\w/])")
+_LOWER_SHORTHAND = {"ty": "thank you", "np": "no problem", "w/": "with", "tmrw": "tomorrow",
+                    "tmr": "tomorrow", "rn": "right now", "bc": "because", "ofc": "of course"}  # fmt: skip
+_LOWER_SHORTHAND_RE = re.compile(
+    r"(?<![\w/])(" + "|".join(re.escape(k) for k in _LOWER_SHORTHAND) + r")(?![\w/])"
+)
 # (brb, irl, smh, omg, lol stay letters or one word: said that way aloud too; Whisper writes
 # "BRB" for the letters and "Be right back" for the words, and the held-out line says Brb)
 _SHORTHAND_RE = re.compile(r"\b(" + "|".join(re.escape(k) for k in _SHORTHAND) + r")(?![\w/])",
@@ -112,6 +119,13 @@ _SHORTHAND_RE = re.compile(r"\b(" + "|".join(re.escape(k) for k in _SHORTHAND) +
 # counts and rates chat writes short: 10k followers, 2x faster, x2, 24/7, 50/50, 7/10, 2:1,
 # 72°F; Roman numerals after a name (World War II, Chapter IV: espeak says "Roman two")
 _THOUSANDS = re.compile(r"\b(\d+(?:\.\d+)?)k\b")
+_MILLIONS = re.compile(r"\b(\d+(?:\.\d+)?)([MB])\b")  # 1.5M views: espeak says "em"
+_UNITS = {"min": "minutes", "mins": "minutes", "sec": "seconds", "secs": "seconds",
+          "hr": "hours", "hrs": "hours"}  # fmt: skip
+_UNITS_RE = re.compile(r"\b(\d+)\s?(mins?|secs?|hrs?)\b")  # espeak: "minz"
+_SAME_PAIR = re.compile(r"(?<![\d-])(\d+)-\1(?![\d-])")  # 50-50: "fifty fifty", not "to"
+_PART_ABBR = re.compile(r"\b(Vol|Ep|Pt)\.\s?(?=\d)")
+_PARTS = {"Vol": "volume", "Ep": "episode", "Pt": "part"}
 _TIMES_AFTER = re.compile(r"\b(\d+(?:\.\d+)?)x\b")
 _TIMES_BEFORE = re.compile(r"(?<![\w.])x(\d+)\b")
 _SLASH_PAIRS = {"24/7": "24 7", "50/50": "50 50"}
@@ -156,6 +170,12 @@ def normalize_english(text: str) -> str:
     text = _PHONE.sub(_phone, text)
     text = _RATIO.sub(r"\1 to \2", text)  # after clock times: 2:1, 16:9
     text = _THOUSANDS.sub(r"\1 thousand", text)
+    text = _MILLIONS.sub(lambda m: f"{m.group(1)} {_SCALE[m.group(2)]}", text)
+    text = _UNITS_RE.sub(
+        lambda m: f"{m.group(1)} {_UNITS[m.group(2)][: -1 if m.group(1) == '1' else None]}", text
+    )
+    text = _SAME_PAIR.sub(r"\1 \1", text)
+    text = _PART_ABBR.sub(lambda m: _PARTS[m.group(1)] + " ", text)
     text = _TIMES_AFTER.sub(r"\1 times", text)
     text = _TIMES_BEFORE.sub(r"times \1", text)
     text = _SLASH_PAIR_RE.sub(lambda m: _SLASH_PAIRS[m.group(1)], text)
