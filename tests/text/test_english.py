@@ -26,8 +26,8 @@ CASES = [
     ("Call +1 415 555 0199", "Call plus 1, 4 1 5, 5 5 5, 0 1 9 9"),
     ("In 2026 we won.", "In 20 26 we won."),
     ("since 1905", "since 19 oh 5"),
-    ("back in the 1990s", "back in the 1990s"),
-    ("Back in 1990s style", "Back in 19 90s style"),
+    ("back in the 1990s", "back in the 19 nineties"),
+    ("Back in 1990s style", "Back in 19 nineties style"),
     ("in 2005 it began", "in 2005 it began"),
     ("by 1800", "by 18 hundred"),
     ("We have 2026 fans", "We have 2026 fans"),
@@ -74,6 +74,11 @@ CASES = [
     ("That's 50-50 at best", "That's 50 50 at best"),  # espeak: "fifty to fifty"
     ("It was 21-19", "It was 21 to 19"),  # a score stays a range
     ("Vol. 2, Ep. 5, Pt. 3", "volume 2, episode 5, part 3"),
+    ("awake 20+ hrs, ping 20ms", "awake 20+ hours, ping 20 milliseconds"),
+    ("the 90s, the 1980s, in the 20's", "the nineties, the 19 eighties, in the twenties"),
+    ("live Mon-Fri, off Sat–Sun", "live Monday to Friday, off Saturday to Sunday"),
+    ("POV: nah fr fr", "P O V: nah for real for real"),
+    ("FR and fry stay", "FR and fry stay"),
 ]
 
 

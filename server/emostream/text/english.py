@@ -13,8 +13,10 @@ module only rewrites what it reads badly, into forms it reads well (digits stay 
   espeak otherwise says "two thousand twenty six";
 * chat counts and shorthand (session 14 audit: espeak said "one point five em", "minz", "fifty
   to fifty", "vol", and spelled tmrw): ``1.5M`` → ``1.5 million``, ``5 mins`` → ``5 minutes``,
-  ``50-50`` → ``50 50``, ``Vol. 2`` → ``volume 2``, lower-case ``tmrw``/``rn``/``bc``/``ofc``
-  in full.
+  ``50-50`` → ``50 50``, ``Vol. 2`` → ``volume 2``, lower-case ``tmrw``/``rn``/``bc``/``ofc``/
+  ``fr`` in full; ``20ms`` → ``20 milliseconds``; decades (``the 90s`` → ``the nineties``,
+  ``1980s`` → ``19 eighties``: espeak said "ninety z", "nineteen hundred eighty z");
+  ``Mon-Fri`` → ``Monday to Friday``; ``POV`` as letters.
 
 Pure functions; the G2P calls :func:`normalize_english` on every Latin-script run.
 """
@@ -108,7 +110,8 @@ _SHORTHAND = {
 }  # fmt: skip
 # lower-case only: Ty and NP are also a name and "NP-hard"
 _LOWER_SHORTHAND = {"ty": "thank you", "np": "no problem", "w/": "with", "tmrw": "tomorrow",
-                    "tmr": "tomorrow", "rn": "right now", "bc": "because", "ofc": "of course"}  # fmt: skip
+                    "tmr": "tomorrow", "rn": "right now", "bc": "because", "ofc": "of course",
+                    "fr": "for real"}  # fmt: skip
 _LOWER_SHORTHAND_RE = re.compile(
     r"(?<![\w/])(" + "|".join(re.escape(k) for k in _LOWER_SHORTHAND) + r")(?![\w/])"
 )
@@ -121,8 +124,17 @@ _SHORTHAND_RE = re.compile(r"\b(" + "|".join(re.escape(k) for k in _SHORTHAND) +
 _THOUSANDS = re.compile(r"\b(\d+(?:\.\d+)?)k\b")
 _MILLIONS = re.compile(r"\b(\d+(?:\.\d+)?)([MB])\b")  # 1.5M views: espeak says "em"
 _UNITS = {"min": "minutes", "mins": "minutes", "sec": "seconds", "secs": "seconds",
-          "hr": "hours", "hrs": "hours"}  # fmt: skip
-_UNITS_RE = re.compile(r"\b(\d+)\s?(mins?|secs?|hrs?)\b")  # espeak: "minz"
+          "hr": "hours", "hrs": "hours", "ms": "milliseconds"}  # fmt: skip
+_UNITS_RE = re.compile(r"\b(\d+)(\+?)\s?(mins?|secs?|hrs?|ms)\b")  # espeak: "minz", "em ess"
+_DECADES = {"20": "twenties", "30": "thirties", "40": "forties", "50": "fifties", "60": "sixties",
+            "70": "seventies", "80": "eighties", "90": "nineties"}  # fmt: skip
+_DECADE_RE = re.compile(r"\b(1[89]|20)?([2-9]0)['’]?s\b")  # the 90s: espeak "ninety z"
+_WEEKDAYS = {"Mon": "Monday", "Tue": "Tuesday", "Wed": "Wednesday", "Thu": "Thursday",
+             "Fri": "Friday", "Sat": "Saturday", "Sun": "Sunday"}  # fmt: skip
+_WEEKDAY_RANGE = re.compile(
+    r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s?[-–]\s?(Mon|Tue|Wed|Thu|Fri|Sat|Sun)\b"
+)
+_LETTERS = re.compile(r"\b(POV)\b")  # acronyms espeak reads as a word ("pahv")
 _SAME_PAIR = re.compile(r"(?<![\d-])(\d+)-\1(?![\d-])")  # 50-50: "fifty fifty", not "to"
 _PART_ABBR = re.compile(r"\b(Vol|Ep|Pt)\.\s?(?=\d)")
 _PARTS = {"Vol": "volume", "Ep": "episode", "Pt": "part"}
@@ -172,8 +184,16 @@ def normalize_english(text: str) -> str:
     text = _THOUSANDS.sub(r"\1 thousand", text)
     text = _MILLIONS.sub(lambda m: f"{m.group(1)} {_SCALE[m.group(2)]}", text)
     text = _UNITS_RE.sub(
-        lambda m: f"{m.group(1)} {_UNITS[m.group(2)][: -1 if m.group(1) == '1' else None]}", text
+        lambda m: (
+            f"{m.group(1)}{m.group(2)} "
+            f"{_UNITS[m.group(3)][: -1 if m.group(1) == '1' and not m.group(2) else None]}"
+        ),
+        text,
     )
+    text = _DECADE_RE.sub(lambda m: (m.group(1) + " " if m.group(1) else "") + _DECADES[m.group(2)],
+                          text)  # fmt: skip
+    text = _WEEKDAY_RANGE.sub(lambda m: f"{_WEEKDAYS[m.group(1)]} to {_WEEKDAYS[m.group(2)]}", text)
+    text = _LETTERS.sub(lambda m: " ".join(m.group(1)), text)
     text = _SAME_PAIR.sub(r"\1 \1", text)
     text = _PART_ABBR.sub(lambda m: _PARTS[m.group(1)] + " ", text)
     text = _TIMES_AFTER.sub(r"\1 times", text)
