@@ -79,6 +79,15 @@ CASES = [
     ("live Mon-Fri, off Sat–Sun", "live Monday to Friday, off Saturday to Sunday"),
     ("POV: nah fr fr", "P O V: nah for real for real"),
     ("FR and fry stay", "FR and fry stay"),
+    ("LET'S GOOOO, soooo good, nooooo", "LET'S GO, so good, no"),  # espeak: "suːuː"
+    ("heyyy whyyy, Yooo", "hey why, Yo"),
+    ("too good, see you, kisss", "too good, see you, kisss"),  # real doubles and s stay
+    ("I love you <3", "I love you heart"),  # espeak: "three"
+    ("x<3 and 3<4, VS Code", "x<3 and 3<4, VS Code"),  # comparisons, a name stay
+    (
+        "idc, w/e, approx 5, cats vs dogs",
+        "I don't care, whatever, approximately 5, cats versus dogs",
+    ),
 ]
 
 

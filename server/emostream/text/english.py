@@ -16,7 +16,9 @@ module only rewrites what it reads badly, into forms it reads well (digits stay 
   ``50-50`` → ``50 50``, ``Vol. 2`` → ``volume 2``, lower-case ``tmrw``/``rn``/``bc``/``ofc``/
   ``fr`` in full; ``20ms`` → ``20 milliseconds``; decades (``the 90s`` → ``the nineties``,
   ``1980s`` → ``19 eighties``: espeak said "ninety z", "nineteen hundred eighty z");
-  ``Mon-Fri`` → ``Monday to Friday``; ``POV`` as letters.
+  ``Mon-Fri`` → ``Monday to Friday``; ``POV`` as letters; a word stretched at its end
+  (``sooo``, ``GOOOO``, ``heyyy`` → ``so``, ``GO``, ``hey``: espeak said "suːuː"); ``<3`` →
+  ``heart``; idc, w/e, approx and lower-case vs in full.
 
 Pure functions; the G2P calls :func:`normalize_english` on every Latin-script run.
 """
@@ -107,11 +109,12 @@ _SHORTHAND = {
     "ngl": "not gonna lie", "nvm": "never mind", "omw": "on my way", "gtg": "got to go",
     "wdym": "what do you mean", "hbu": "how about you", "ikr": "I know, right",
     "tysm": "thank you so much", "lvl": "level", "w/o": "without",
+    "idc": "I don't care", "w/e": "whatever", "approx": "approximately",
 }  # fmt: skip
-# lower-case only: Ty and NP are also a name and "NP-hard"
+# lower-case only: Ty and NP are also a name and "NP-hard", VS Code a product, BC an era
 _LOWER_SHORTHAND = {"ty": "thank you", "np": "no problem", "w/": "with", "tmrw": "tomorrow",
                     "tmr": "tomorrow", "rn": "right now", "bc": "because", "ofc": "of course",
-                    "fr": "for real"}  # fmt: skip
+                    "fr": "for real", "vs": "versus"}  # fmt: skip
 _LOWER_SHORTHAND_RE = re.compile(
     r"(?<![\w/])(" + "|".join(re.escape(k) for k in _LOWER_SHORTHAND) + r")(?![\w/])"
 )
@@ -158,6 +161,11 @@ _INTERJECTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\be+w{2,}\b", re.IGNORECASE), "ew"),
 )
 _HEHE = re.compile(r"\b(?:he){2,}h?\b", re.IGNORECASE)
+# a word stretched at its end: sooo, GOOOO, nooo, yooo → so, GO, no, yo (espeak: "suːuː");
+# heyyy, whyyy, ayyy → hey, why, ay. Only o and y: a stretched e, s or l may end a real
+# double letter (see, kiss, all), which one letter would misspell.
+_STRETCHED = re.compile(r"\b([A-Za-z]*[^\WoO\d_])([oO]{3,})\b|\b([A-Za-z]*[^\WyY\d_])([yY]{3,})\b")
+_HEART = re.compile(r"(?<![<\w])<3+(?!\d)")  # <3: "heart" (espeak said "three")
 
 
 def _iso_date(m: re.Match[str]) -> str:
@@ -177,6 +185,10 @@ def normalize_english(text: str) -> str:
     for pattern, said in _INTERJECTIONS:
         text = pattern.sub(said, text)
     text = _HEHE.sub(lambda m: " ".join(["heh"] * (len(m.group(0)) // 2)), text)
+    text = _STRETCHED.sub(
+        lambda m: (m.group(1) or m.group(3)) + (m.group(2) or m.group(4))[0], text
+    )
+    text = _HEART.sub("heart", text)
     text = _MONEY.sub(_money, text)
     text = _TIME.sub(_time, text)
     text = _PHONE.sub(_phone, text)
