@@ -17,8 +17,9 @@ module only rewrites what it reads badly, into forms it reads well (digits stay 
   ``fr`` in full; ``20ms`` → ``20 milliseconds``; decades (``the 90s`` → ``the nineties``,
   ``1980s`` → ``19 eighties``: espeak said "ninety z", "nineteen hundred eighty z");
   ``Mon-Fri`` → ``Monday to Friday``; ``POV`` as letters; a word stretched at its end
-  (``sooo``, ``GOOOO``, ``heyyy`` → ``so``, ``GO``, ``hey``: espeak said "suːuː"); ``<3`` →
-  ``heart``; idc, w/e, approx and lower-case vs in full.
+  (``sooo``, ``GOOOO``, ``heyyy`` → ``so``, ``GO``, ``hey``: espeak said "suːuː"); idc, w/e,
+  approx and lower-case vs in full. (``<3`` is :func:`emostream.text.normalize.normalize`'s:
+  "love".)
 
 Pure functions; the G2P calls :func:`normalize_english` on every Latin-script run.
 """
@@ -128,7 +129,8 @@ _THOUSANDS = re.compile(r"\b(\d+(?:\.\d+)?)k\b")
 _MILLIONS = re.compile(r"\b(\d+(?:\.\d+)?)([MB])\b")  # 1.5M views: espeak says "em"
 _UNITS = {"min": "minutes", "mins": "minutes", "sec": "seconds", "secs": "seconds",
           "hr": "hours", "hrs": "hours", "ms": "milliseconds"}  # fmt: skip
-_UNITS_RE = re.compile(r"\b(\d+)(\+?)\s?(mins?|secs?|hrs?|ms)\b")  # espeak: "minz", "em ess"
+# after a count, or a count and "+" (which normalize() has already made " plus "): "minz"
+_UNITS_RE = re.compile(r"\b(\d+)(\+| plus)?\s?(mins?|secs?|hrs?|ms)\b")
 _DECADES = {"20": "twenties", "30": "thirties", "40": "forties", "50": "fifties", "60": "sixties",
             "70": "seventies", "80": "eighties", "90": "nineties"}  # fmt: skip
 _DECADE_RE = re.compile(r"\b(1[89]|20)?([2-9]0)['’]?s\b")  # the 90s: espeak "ninety z"
@@ -165,7 +167,12 @@ _HEHE = re.compile(r"\b(?:he){2,}h?\b", re.IGNORECASE)
 # heyyy, whyyy, ayyy → hey, why, ay. Only o and y: a stretched e, s or l may end a real
 # double letter (see, kiss, all), which one letter would misspell.
 _STRETCHED = re.compile(r"\b([A-Za-z]*[^\WoO\d_])([oO]{3,})\b|\b([A-Za-z]*[^\WyY\d_])([yY]{3,})\b")
-_HEART = re.compile(r"(?<![<\w])<3+(?!\d)")  # <3: "heart" (espeak said "three")
+
+
+def _unit(m: re.Match[str]) -> str:
+    """5 mins → 5 minutes, 1 min → 1 minute, 20+ hrs → 20+ hours."""
+    count, more, word = m.group(1), m.group(2) or "", _UNITS[m.group(3)]
+    return f"{count}{more} {word[:-1] if count == '1' and not more else word}"
 
 
 def _iso_date(m: re.Match[str]) -> str:
@@ -188,20 +195,13 @@ def normalize_english(text: str) -> str:
     text = _STRETCHED.sub(
         lambda m: (m.group(1) or m.group(3)) + (m.group(2) or m.group(4))[0], text
     )
-    text = _HEART.sub("heart", text)
     text = _MONEY.sub(_money, text)
     text = _TIME.sub(_time, text)
     text = _PHONE.sub(_phone, text)
     text = _RATIO.sub(r"\1 to \2", text)  # after clock times: 2:1, 16:9
     text = _THOUSANDS.sub(r"\1 thousand", text)
     text = _MILLIONS.sub(lambda m: f"{m.group(1)} {_SCALE[m.group(2)]}", text)
-    text = _UNITS_RE.sub(
-        lambda m: (
-            f"{m.group(1)}{m.group(2)} "
-            f"{_UNITS[m.group(3)][: -1 if m.group(1) == '1' and not m.group(2) else None]}"
-        ),
-        text,
-    )
+    text = _UNITS_RE.sub(_unit, text)
     text = _DECADE_RE.sub(lambda m: (m.group(1) + " " if m.group(1) else "") + _DECADES[m.group(2)],
                           text)  # fmt: skip
     text = _WEEKDAY_RANGE.sub(lambda m: f"{_WEEKDAYS[m.group(1)]} to {_WEEKDAYS[m.group(2)]}", text)
