@@ -102,13 +102,10 @@ class ChunkSchedule:
             n = min(self.size, int(n * self.growth))
 
     def _fill(self, lo: int, end: int, total: int) -> int:
-        """``end`` moved on so that the window from ``lo`` fills its bucket (unchanged
-        when no bucket holds it)."""
+        """``end`` moved on so that the window from ``lo`` fills its bucket (:meth:`windows`
+        never plans one wider than the largest)."""
         width = min(total, end + self.context) - lo
-        i = bisect.bisect_left(self.buckets, width)
-        if i == len(self.buckets):
-            return end
-        bucket = self.buckets[i]
+        bucket = self.buckets[bisect.bisect_left(self.buckets, width)]
         if total - lo <= bucket:
             return total  # the rest of the segment fits: the last window (no right context)
         return lo + bucket - self.context  # its right context ends the bucket
