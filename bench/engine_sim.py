@@ -77,7 +77,14 @@ from typing import Any
 from emostream.engine.admission import AdmissionPolicy, decide
 from emostream.engine.batcher import ENGINE_BUCKETS
 from emostream.engine.chunker import ChunkSchedule
-from emostream.engine.costs import H200_HOST_PER_ITEM_S, H200_HOST_PER_PLAN_S, h200_table
+from emostream.engine.costs import (
+    H100_HOST_PER_ITEM_S,
+    H100_HOST_PER_PLAN_S,
+    H200_HOST_PER_ITEM_S,
+    H200_HOST_PER_PLAN_S,
+    h100_lite_table,
+    h200_table,
+)
 from emostream.engine.fake_device import (
     ACOUSTIC,
     ACOUSTIC_STAGE,
@@ -104,15 +111,28 @@ PLANS: dict[str, tuple[tuple[int, ...], tuple[int, ...], bool, float]] = {
     "after-linger-192": ((32, 96, 192), ENGINE_BUCKETS.batch_sizes, True, LINGER_S),
     "after-linger-b64": (ENGINE_BUCKETS.frames, ROWS_64, True, LINGER_S),
 }
-CHUNK_SIZE = {192: 130}  # planned chunk frames by the largest bucket (else the default 48)
+# The light vocoder on an H100 (the run of 2026-12-06, session 15: costs.H100_LITE, host
+# work ~0.20 ms a call): its engine shapes (batcher.LITE_ENGINE_BUCKETS, 29 frames of
+# context a side), the acoustic linger as served, and the vocoder linger (off / on).
+# "lite-h100-256": a 256-frame bucket and later chunks planned up to 198 frames (what the
+# largest bucket holds: the streamer plans that size when the runner has buckets).
+LITE_PLANS = {"lite-h100": 0.0, "lite-h100-vlinger": LINGER_S, "lite-h100-256": LINGER_S}
+PLANS.update({
+    "lite-h100": ((48, 128), ROWS_32, True, LINGER_S),
+    "lite-h100-vlinger": ((48, 128), ROWS_32, True, LINGER_S),
+    "lite-h100-256": ((48, 128, 256), ROWS_32, True, LINGER_S),
+})  # fmt: skip
+CHUNK_SIZE = {192: 130, 256: 198}  # planned chunk frames by the largest bucket (else 48)
 CONTEXT = 14  # HiFi-GAN V1's frames of context per side
+LITE_CONTEXT = 29  # the light vocoder's
 WORKLOADS = ("loadgen", "single")
 
 
 def _schedule(plan: str) -> ChunkSchedule:
     lengths, _, fill, _ = PLANS[plan]
     size = CHUNK_SIZE.get(lengths[-1], ChunkSchedule.size)
-    return ChunkSchedule(context=CONTEXT, buckets=lengths if fill else (), size=size)
+    context = LITE_CONTEXT if plan in LITE_PLANS else CONTEXT
+    return ChunkSchedule(context=context, buckets=lengths if fill else (), size=size)
 
 
 def _pct(xs: list[float], q: float) -> float:
@@ -123,16 +143,19 @@ def _run(
     plan: str, streams: int, seconds: float, seed: int, *, admission: bool, workload: str
 ) -> SimResult:
     lengths, rows, _, linger = PLANS[plan]
-    cost = h200_table()
+    lite = plan in LITE_PLANS
+    cost = h100_lite_table() if lite else h200_table()
     acoustic_rows = ACOUSTIC_STAGE.batch_sizes + ((64,) if rows[-1] >= 64 else ())
     acoustic = replace(ACOUSTIC_STAGE, batch_sizes=acoustic_rows, linger_s=linger)
-    scheduler = EngineScheduler([acoustic, StageSpec(VOCODER, rows, lengths)], cost)
+    vocoder = StageSpec(VOCODER, rows, lengths, linger_s=LITE_PLANS.get(plan, 0.0))
+    scheduler = EngineScheduler([acoustic, vocoder], cost)
     config = SimConfig(streams=streams, seconds=seconds, schedule=_schedule(plan), seed=seed)
     device = FakeDevice(cost)
     if workload == "loadgen":
         config = replace(config, segments=LOADGEN_SEGMENTS_S, lookahead="eager")
-        device = FakeDevice(cost, host_per_plan_s=H200_HOST_PER_PLAN_S,
-                            host_per_item_s=H200_HOST_PER_ITEM_S)  # fmt: skip
+        host = (H100_HOST_PER_PLAN_S, H100_HOST_PER_ITEM_S) if lite else (
+            H200_HOST_PER_PLAN_S, H200_HOST_PER_ITEM_S)  # fmt: skip
+        device = FakeDevice(cost, host_per_plan_s=host[0], host_per_item_s=host[1])
     policy = AdmissionPolicy()
     admit: Callable[[Any], bool] | None = (
         (lambda snap: decide(snap, policy).admitted) if admission else None
@@ -179,7 +202,8 @@ def _full_batch_ms(plan: str) -> float:
     """Vocoder device ms per second of audio if every batch were full (utterances of 2-6 s,
     uniform): the padding and context the plan's windows carry, whatever the load."""
     lengths, rows, _, _ = PLANS[plan]
-    cost, spec = h200_table(), StageSpec(VOCODER, rows, lengths)
+    cost = h100_lite_table() if plan in LITE_PLANS else h200_table()
+    spec = StageSpec(VOCODER, rows, lengths)
     schedule = _schedule(plan)
     row = {n: cost.cost(VOCODER, spec.max_batch, n) / spec.max_batch for n in lengths}
     frames = range(round(2.0 / FRAME_S), round(6.0 / FRAME_S) + 1)

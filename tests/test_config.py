@@ -26,3 +26,9 @@ def test_engine_acoustic_linger_setting() -> None:
     assert Settings().engine_acoustic_linger_ms == 40.0
     s = Settings.from_env({"EMOSTREAM_ENGINE_ACOUSTIC_LINGER_MS": "0"})
     assert s.engine_acoustic_linger_ms == 0.0  # off
+
+
+def test_engine_vocoder_linger_setting() -> None:
+    assert Settings().engine_vocoder_linger_ms == 40.0
+    s = Settings.from_env({"EMOSTREAM_ENGINE_VOCODER_LINGER_MS": "0"})
+    assert s.engine_vocoder_linger_ms == 0.0  # off

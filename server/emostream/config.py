@@ -51,6 +51,10 @@ class Settings:
     # batch of few requests waits up to this long for more (the vocoder runs meanwhile), never
     # past its first-audio deadline; an idle engine never waits. 0: off (run at once).
     engine_acoustic_linger_ms: float = 40.0
+    # Vocoder linger (engine=process): the same for vocoder windows, where a small batch costs
+    # much more per row than a full one (the light vocoder on a GPU; HiFi-GAN V1's cost is
+    # mostly rows and its batches seldom qualify). 0: off.
+    engine_vocoder_linger_ms: float = 40.0
     # The engine process logs one `engine stats {json}` line this often, seconds (0: never).
     engine_stats_s: float = 5.0
     # -- cluster (README "Cluster": engine=ray, `emostream serve --ray`, the [ray] extra) -----

@@ -109,3 +109,31 @@ def test_invalid_buckets() -> None:
         ChunkSchedule(buckets=(96, 32))
     with pytest.raises(ValueError):
         ChunkSchedule(buckets=(0, 32))
+
+
+def test_bucketed_schedule_plans_later_segments_as_wide_as_the_largest_bucket() -> None:
+    from emostream.engine.chunker import bucketed_schedule
+
+    lite = bucketed_schedule(29, (48, 128, 256))
+    assert lite.size == 198
+    # a later segment of 180 frames: one window (was 70 + 110: two engine calls)
+    assert [(w.lo, w.hi) for w in lite.windows(180, first=False)] == [(0, 180)]
+    old = ChunkSchedule(context=29, buckets=(48, 128, 256))
+    assert len(list(old.windows(180, first=False))) == 2
+    # every window fits a bucket, and the chunks tile the segment
+    for total in range(1, 700):
+        for first in (True, False):
+            ws = list(lite.windows(total, first=first))
+            assert ws[0].start == 0 and ws[-1].end == total
+            assert all(a.end == b.start for a, b in zip(ws, ws[1:], strict=False))
+            assert all(w.hi - w.lo <= 256 for w in ws)
+    # the first chunk stays short (first audio)
+    assert next(lite.windows(500)).emitted == 19
+    # HiFi-GAN V1's buckets: the windows filling already gave
+    v1, before = bucketed_schedule(14, (32, 96)), ChunkSchedule(context=14, buckets=(32, 96))
+    for total in (50, 200, 344, 601):
+        for first in (True, False):
+            assert [w.emitted for w in v1.windows(total, first=first)] == [
+                w.emitted for w in before.windows(total, first=first)
+            ]
+    assert bucketed_schedule(14) == ChunkSchedule(context=14)  # no buckets: the defaults

@@ -152,3 +152,10 @@ def test_acoustic_linger_reaches_only_acoustic_stages() -> None:
     assert core.scheduler.stages["t-decode"].linger_s == 0.0
     assert EngineCore({s.key: s for s in STAGES}).scheduler.stages["t-acoustic"].linger_s == 0.0
     core.close()
+
+
+def test_vocoder_linger_reaches_the_other_stages() -> None:
+    core = EngineCore({s.key: s for s in STAGES}, acoustic_linger_s=0.04, vocoder_linger_s=0.03)
+    assert core.scheduler.stages["t-acoustic"].linger_s == 0.04
+    assert core.scheduler.stages["t-decode"].linger_s == 0.03
+    core.close()

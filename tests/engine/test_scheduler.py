@@ -212,6 +212,51 @@ def test_linger_engages_on_a_device_kept_busy_by_small_batches() -> None:
     assert s.schedule(0.0) is None and s.wake_at == 0.04
 
 
+def test_note_busy_counts_host_work_in_the_busy_share() -> None:
+    """The H100 run of 2026-12-06 (light vocoder): the loop 84 % busy, its plans 63 %. Host
+    spans noted around the plans make the busy share the loop's, and the linger engages."""
+    s = h200_scheduler(linger_s=0.04, window_s=0.2)
+    rid, t = 1000, -0.2
+    while t < 0.0:  # 0.6 ms plans with 0.4 ms of intake/delivery around each: 60 % device
+        s.submit(rid, f"v{rid}", VOCODER, length=32, now=t, due=5.0)
+        s.submit(rid + 1, f"a{rid}", ACOUSTIC, length=40, now=t, track=False)
+        rid += 2
+        while (plan := s.schedule(t + 0.0002)) is not None:
+            s.complete(plan, t + 0.0008)
+        s.note_busy(t, t + 0.001)  # the whole iteration: intake, plans, delivery
+        t += 0.001
+    assert s.busy_share(0.0, 0.2) > 0.95
+    assert len(s._busy) == 1  # touching spans merged: one per busy stretch
+    s.submit(1, "a1", ACOUSTIC, length=40, now=0.0, track=False)
+    assert s.schedule(0.0) is None and s.wake_at is not None and s.wake_at > 0.0  # held
+    # without the host spans the same loop reads 60 % busy: no hold
+    d = h200_scheduler(linger_s=0.04, window_s=0.2)
+    t = -0.2
+    while t < 0.0:
+        d.submit(rid, f"v{rid}", VOCODER, length=32, now=t, due=5.0)
+        rid += 1
+        plan = d.schedule(t + 0.0002)
+        assert plan is not None
+        d.complete(plan, t + 0.0008)
+        t += 0.001
+    assert 0.55 < d.busy_share(0.0, 0.2) < 0.65
+    d.submit(1, "a1", ACOUSTIC, length=40, now=0.0, track=False)
+    assert d.schedule(0.0) is not None and d.wake_at is None
+
+
+def test_note_busy_ignores_empty_and_covered_spans() -> None:
+    s = h200_scheduler(window_s=1.0)
+    s.note_busy(0.1, 0.1)  # empty
+    s.note_busy(0.2, 0.1)  # backwards
+    assert s.busy_share(1.0, 1.0) == 0.0
+    s.note_busy(0.0, 0.5)
+    s.note_busy(0.1, 0.3)  # inside: counted already
+    assert abs(s.busy_share(1.0, 1.0) - 0.5) < 1e-9
+    s.note_busy(0.7, 0.8)  # apart: its own span
+    assert abs(s.busy_share(1.0, 1.0) - 0.6) < 1e-9
+    assert abs(s.load(1.0).busy_fraction - 0.6) < 1e-9
+
+
 def test_linger_batches_requests_arriving_within_the_bound() -> None:
     s = loaded()
     s.submit(1, "a1", ACOUSTIC, length=40, now=0.0, track=False)  # a first segment: urgent

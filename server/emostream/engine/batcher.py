@@ -94,8 +94,12 @@ class BucketSpec:
 ENGINE_BUCKETS = BucketSpec(frames=(32, 96))
 # The light vocoder needs 29 frames each side: in a 96-frame row only 38 frames are new audio
 # and its first chunk (14 + 29) misses the 32 bucket. Its rows are 48 (a first chunk of 19
-# frames) and 128 frames (70 new a row, 55 % of what it computes against 40 % at 96).
-LITE_ENGINE_BUCKETS = BucketSpec(frames=(48, 128))
+# frames) and 128 frames (70 new a row, 55 % of what it computes against 40 % at 96), and
+# 256 frames (198 new, 77 %) for the wide chunks of later segments (chunker.bucketed_schedule).
+# H100 (2026-12-06): one call ~0.70 ms + ~0.53 us a frame-row, so a call and its host work
+# (~0.2 ms an item) cost more than the rows: fewer, wider windows. Simulated on the H100's
+# costs (bench/engine_sim.py, lite-h100-256): 1.34 -> 0.99 windows per audio second.
+LITE_ENGINE_BUCKETS = BucketSpec(frames=(48, 128, 256))
 
 
 def engine_buckets(vocoder: str) -> BucketSpec:

@@ -111,6 +111,18 @@ class ChunkSchedule:
         return lo + bucket - self.context  # its right context ends the bucket
 
 
+def bucketed_schedule(context: int, buckets: tuple[int, ...] = ()) -> ChunkSchedule:
+    """The schedule of a decoder with these ``buckets`` (none: the default sizes): chunks
+    grow as :class:`ChunkSchedule`'s default, but up to what the largest bucket holds with
+    ``context`` both sides, rather than 48 frames (the light vocoder's 256-frame bucket: 198;
+    HiFi-GAN V1's 96: 68, what filling already gave). A segment after an utterance's first
+    then takes one wide window where it took two or three of 70 frames."""
+    if not buckets:
+        return ChunkSchedule(context=context)
+    widest = buckets[-1] - 2 * context
+    return ChunkSchedule(context=context, buckets=buckets, size=max(ChunkSchedule.size, widest))
+
+
 def trim_output(
     window: ChunkWindow, audio: npt.NDArray[np.float32], hop: int
 ) -> npt.NDArray[np.float32]:

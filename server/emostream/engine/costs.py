@@ -26,6 +26,8 @@
   streams, 0.61-0.71 s of every 5 s): ~0.19 ms a batch + ~0.11 ms a call. The same run's
   ``cost_ms`` agree with :data:`H200` within a few % (acoustic 2.72 ms + 0.257 ms a
   request; vocoder 32 x 96 20.2 ms, 16 x 96 10.1, 1 x 96 2.1).
+* :data:`H100_LITE` and :func:`h100_lite_table`: one H100 with the light vocoder (the run
+  of 2026-12-06; the figures at the table), with :data:`H100_HOST_PER_ITEM_S`.
 * :class:`MeasuredCost`: the engine's own timings per ``(stage, rows, length)`` shape
   (a moving average), the prior for shapes not yet run.
 """
@@ -70,6 +72,20 @@ H200: dict[str, LinearCost] = {
 H200_HOST_PER_PLAN_S = 0.19e-3
 H200_HOST_PER_ITEM_S = 0.11e-3
 
+# One H100 with the light vocoder (2026-12-06 session 15, `bench/gpu_engine.sh` with
+# EMOSTREAM_VOCODER=lite; the engine's `cost_ms` after the sweep,
+# bench/results/2026-12-06-h100-engine-s15-lite-*): the light vocoder's CUDA graphs
+# ~0.70 ms a call + ~0.53 us a padded frame-row (1 x 128 0.85 ms, 32 x 128 2.82 ms; the fit
+# within 12 %), the acoustic graphs ~3.40 ms + ~0.259 ms a request (1: 3.69, 32: 11.84; 5 %).
+# The loop's host work there scaled with calls, not batches: ~0.20 ms a call (intake,
+# delivery, padding; the loaded 5-s intervals' busy x interval - run, least squares).
+H100_LITE: dict[str, LinearCost] = {
+    "vocoder-lite-graphs": LinearCost(0.70e-3, per_cell_s=0.53e-6),
+    "acoustic-graphs": LinearCost(3.40e-3, per_row_s=0.259e-3),
+}
+H100_HOST_PER_PLAN_S = 0.0
+H100_HOST_PER_ITEM_S = 0.20e-3
+
 
 def h200_table(
     *, acoustic: str = "acoustic", vocoder: str = "vocoder", graphs: bool = True
@@ -80,6 +96,14 @@ def h200_table(
             acoustic: H200["acoustic-graphs" if graphs else "acoustic-eager"],
             vocoder: H200["vocoder-v1-fp16-graphs"],
         }
+    )
+
+
+def h100_lite_table(*, acoustic: str = "acoustic", vocoder: str = "vocoder") -> CostTable:
+    """The H100 costs with the light vocoder under the stage keys ``acoustic`` and
+    ``vocoder``."""
+    return CostTable(
+        {acoustic: H100_LITE["acoustic-graphs"], vocoder: H100_LITE["vocoder-lite-graphs"]}
     )
 
 

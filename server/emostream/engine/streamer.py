@@ -19,7 +19,7 @@ from typing import Any
 
 from emostream.codec.packetizer import OutputFormat, Packetizer
 from emostream.engine.chunked import pad_side
-from emostream.engine.chunker import ChunkSchedule, trim_output
+from emostream.engine.chunker import ChunkSchedule, bucketed_schedule, trim_output
 from emostream.engine.runner import Bucketed, Runner
 from emostream.voices.base import Controls, Latent, Voice, WordTimedVoice
 from emostream.voices.words import WordUnits
@@ -205,9 +205,11 @@ async def stream_utterance(
     """
     voice = request.voice
     if schedule is None:
-        # A runner that pads windows to buckets gets windows filling them (same device time).
-        buckets = runner.decode_buckets(voice) if isinstance(runner, Bucketed) else ()
-        schedule = ChunkSchedule(context=voice.context_frames, buckets=tuple(buckets))
+        # A runner that pads windows to buckets gets windows filling them (same device time),
+        # and later chunks planned as wide as its largest bucket holds: a batched GPU call
+        # costs little more for a wider row, and every window is one more engine call.
+        buckets = tuple(runner.decode_buckets(voice)) if isinstance(runner, Bucketed) else ()
+        schedule = bucketed_schedule(voice.context_frames, buckets)
     stats = stats if stats is not None else UtteranceStats()
     packetizer = Packetizer(request.fmt, in_rate=voice.info.sample_rate)
     out_rate = request.fmt.sample_rate
