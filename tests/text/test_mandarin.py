@@ -46,6 +46,18 @@ CASES: list[tuple[str, str, str]] = [
     (POLYPHONE, "给我盛了一碗饭", "gei2 wo3 cheng2 le5 yi4 wan3 fan4"),  # 盛大 stays shèng
     (POLYPHONE, "盛大的节日", "sheng4 da4 de5 jie2 ri4"),
     (POLYPHONE, "一起转圈圈", "yi4 qi3 zhuan4 quan1 quan1"),
+    # session 15 audit
+    (POLYPHONE, "他乐得合不拢嘴", "ta1 le4 de5 he2 bu4 long2 zui3"),  # was le4 de2
+    (POLYPHONE, "他着急得直跺脚", "ta1 zhao2 ji2 de5 zhi2 duo4 jiao3"),  # jieba's 得直: was de2
+    (POLYPHONE, "这一行我干了十年", "zhe4 yi4 hang2 wo3 gan4 le5 shi2 nian2"),  # a trade: háng
+    (POLYPHONE, "干一行爱一行", "gan4 yi4 hang2 ai4 yi4 hang2"),
+    (POLYPHONE, "那一行人走了", "na4 yi4 xing2 ren2 zou3 le5"),  # a party: stays xíng
+    (POLYPHONE, "我们调一下音量", "wo3 men5 tiao2 yi2 xia4 yin1 liang4"),  # adjust: tiáo
+    (POLYPHONE, "把音量调高一点", "ba3 yin1 liang4 tiao2 gao1 yi4 dian3"),
+    (POLYPHONE, "他被调到北京了", "ta1 bei4 diao4 dao4 bei3 jing1 le5"),  # transferred: diào
+    (POLYPHONE, "我给你弹一首曲子", "wo2 gei2 ni3 tan2 yi4 shou2 qu3 zi5"),  # play: tán
+    (POLYPHONE, "他弹了一下我的脑门", "ta1 tan2 le5 yi2 xia4 wo3 de5 nao3 men2"),  # flick
+    (POLYPHONE, "发弹幕", "fa1 dan4 mu4"),  # 弹幕 stays dàn
     # session 14 audit
     (POLYPHONE, "我睡不着觉", "wo3 shui4 bu5 zhao2 jiao4"),  # was bu4 zhe5 jue2
     (POLYPHONE, "量一量体温", "liang2 yi5 liang2 ti3 wen1"),  # to measure: liáng

@@ -140,6 +140,8 @@ WORDS: dict[str, str] = {
     "风干": "feng1 gan1", "烤干": "kao3 gan1",
     "薄荷": "bo4 he5", "薄荷糖": "bo4 he5 tang2", "大爷": "da4 ye5",
     "露出": "lou4 chu1", "露面": "lou4 mian4", "露脸": "lou4 lian3", "露馅": "lou4 xian4",
+    # session 15 audit (得直: jieba's cut of 急得直跺脚, 笑得直不起腰: the complement de)
+    "乐得": "le4 de5", "得直": "de5 zhi2", "干一行": "gan4 yi4 hang2",
 }  # fmt: skip
 # WORDS entries whose 一 is the bare numeral (yi1 whatever follows)
 _FROZEN_YI_WORDS = {"买一送一"}
@@ -306,6 +308,12 @@ def _single_char_reading(
         return "meng1" if alone and next_word == "了" and prev_word in _DAZED_BEFORE else None
     if ch == "露":  # 露了一手, 露一下脸: to show (colloquial lòu); 露水, 暴露 stay lù
         return "lou4" if alone and next_word[:1] in ("了", "一", "个", "馅", "脸", "面") else None
+    if ch == "弹":  # 弹琴, 弹一首, 他弹了一下: to play, to flick (tán); 子弹, 弹幕 stay dàn
+        verb = alone or (prev and prev in "他她我你它来") or (nxt and nxt in "琴钢吉一了个首着过")
+        return "tan2" if verb else None
+    if ch == "调":  # 调一下音量, 调高, 调小点: to adjust (tiáo); 调子, 调查 stay diào
+        adjust = next_word[:1] in tuple("一高低大小好亮暗") or next_word in _ADJUSTED
+        return "tiao2" if alone and adjust else None
     if ch == "耶":  # 好耶, 耶耶耶: the cheer yē (pypinyin's lone 耶 is the classical yé)
         return "ye1"
     if ch == "空":  # 空出一块地方, 空出来, 空着: to leave room (kòng); 空了 stays kōng
@@ -322,6 +330,8 @@ def _carried_bei(syls: list[Syllable], word: str, next_word: str) -> list[Syllab
 
 
 _CARRIED = set("包孩娃宝行箱袋筐篓枪")
+_ADJUSTED = {"音量", "声音", "亮度", "温度", "音调", "频道", "闹钟", "时间", "画质", "位置",
+             "座椅", "参数", "设置", "麦克风", "麦"}  # fmt: skip
 
 
 _DAZED_BEFORE = {"我", "他", "她", "直接", "都", "全", "彻底", "有点", "完全", "当场", "瞬间", "一下",
@@ -585,6 +595,8 @@ class MandarinFrontEnd:
         # 行 counted by a numeral is a row (三行字, 第三行) even where a phrase says xíng; after
         # 一 only as an ordinal (第一行) or before what rows hold (一行字, 一行代码: 一行人 is xíng)
         one_row = word.startswith("第") or next_word[:1] in tuple("字代诗文数注命空")
+        # 这一行, 干一行爱一行: a line of work (háng); 那一行人 stays xíng
+        one_row = one_row or (prev_word[-1:] in tuple("这那哪干爱每") and next_word[:1] != "人")
         counting = "二两三四五六七八九十几百" + ("一" if one_row else "")
         for k, s in enumerate(out[1:], 1):
             if s.char == "行" and out[k - 1].char in counting:
