@@ -97,6 +97,7 @@ from emostream.engine.fake_device import (
     simulate,
 )
 from emostream.engine.scheduler import EngineScheduler, StageSpec, nearest_rank
+from emostream.engine.streamer import LOOKAHEAD_LEAD_S
 
 ROWS_32 = (1, 2, 4, 8, 12, 16, 20, 24, 28, 32)
 ROWS_64 = ROWS_32 + (40, 48, 56, 64)
@@ -122,6 +123,10 @@ PLANS.update({
     "lite-h100-vlinger": ((48, 128), ROWS_32, True, LINGER_S),
     "lite-h100-256": ((48, 128, 256), ROWS_32, True, LINGER_S),
 })  # fmt: skip
+# The look-ahead's due (--lookahead-due): "sent" (the streamer before 2026-12-06 s15: due
+# at once before the first packet) or "planned" (now: streamer._lookahead_deadline, the
+# earlier segments' audio less LOOKAHEAD_LEAD_S)
+LOOKAHEAD_DUE: list[Any] = ["sent", 0.0]
 CHUNK_SIZE = {192: 130, 256: 198}  # planned chunk frames by the largest bucket (else 48)
 CONTEXT = 14  # HiFi-GAN V1's frames of context per side
 LITE_CONTEXT = 29  # the light vocoder's
@@ -152,7 +157,8 @@ def _run(
     config = SimConfig(streams=streams, seconds=seconds, schedule=_schedule(plan), seed=seed)
     device = FakeDevice(cost)
     if workload == "loadgen":
-        config = replace(config, segments=LOADGEN_SEGMENTS_S, lookahead="eager")
+        config = replace(config, segments=LOADGEN_SEGMENTS_S, lookahead="eager",
+                         lookahead_due=LOOKAHEAD_DUE[0], lookahead_lead_s=LOOKAHEAD_DUE[1])
         host = (H100_HOST_PER_PLAN_S, H100_HOST_PER_ITEM_S) if lite else (
             H200_HOST_PER_PLAN_S, H200_HOST_PER_ITEM_S)  # fmt: skip
         device = FakeDevice(cost, host_per_plan_s=host[0], host_per_item_s=host[1])
@@ -237,9 +243,12 @@ def main(argv: list[str] | None = None) -> int:
         default="loadgen",
         help="loadgen: as the load generator's, calibrated 2026-12-04 (module docs)",
     )
+    p.add_argument("--lookahead-due", choices=("sent", "planned"), default="sent",
+                   help="a look-ahead acoustic call's due (module comments at LOOKAHEAD_DUE)")
     p.add_argument("-o", "--output", help="JSON file to write")
     args = p.parse_args(argv)
     levels = [int(x) for x in args.levels.split(",")]
+    LOOKAHEAD_DUE[:] = [args.lookahead_due, LOOKAHEAD_LEAD_S if args.lookahead_due == "planned" else 0.0]
     seeds = [int(x) for x in args.seeds.split(",")]
     t0 = time.time()
     out: dict[str, Any] = {
@@ -249,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         "what": "SIMULATED (CPU, no model): the engine scheduler on a fake H200 device; "
         + __doc__.split("\n\n")[1].replace("\n", " "),
         "workload": args.workload,
+        "lookahead_due": LOOKAHEAD_DUE,
         "cost_table_s": {k: asdict(v) for k, v in h200_table(acoustic=ACOUSTIC).stages.items()},
         "plans": {},
     }

@@ -74,3 +74,48 @@ async def test_windows_fill_the_buckets_of_a_padding_runner() -> None:
     filled, filled_audio = await _windows(_Padding())
     assert filled == [32, 96, 96, 96, 96, 68]  # 18, 68, 68, 68, 68, 54 frames
     assert filled_audio == audio  # the same audio, in fewer calls
+
+
+class _Deadlines(_Runner):
+    """Records each acoustic call's deadline against the clock when it was made."""
+
+    def __init__(self, clock: list[float]) -> None:
+        super().__init__()
+        self.clock = clock
+        self.calls: list[tuple[float, float | None]] = []
+
+    async def acoustic(
+        self, voice: Voice, text: str, controls: Controls, *, deadline: float | None = None
+    ) -> Latent:
+        self.calls.append((self.clock[0], deadline))
+        self.clock[0] += 0.01  # each call takes 10 ms
+        return await super().acoustic(voice, text, controls, deadline=deadline)
+
+
+async def test_lookahead_calls_are_due_before_the_planned_audio_runs_out() -> None:
+    """A reply's first acoustic call is due at once; the next one when the listener could
+    run out of the first segment's 4 s (less the lead), not at once because no audio was
+    sent yet (the sent-audio rule made 94 % of a GPU run's acoustic calls urgent)."""
+    from emostream.engine.streamer import LOOKAHEAD_LEAD_S, UtteranceStats
+
+    now = [100.0]
+
+    async def three() -> AsyncIterator[str]:
+        for text in ("one.", "two.", "three."):
+            yield text
+
+    runner = _Deadlines(now)
+    voice: Voice = _Voice()  # type: ignore[assignment]
+    request = UtteranceRequest(voice=voice, fmt=OutputFormat(codec="pcm_s16le"))
+    stats = UtteranceStats()
+    items = [i async for i in stream_utterance(request, three(), runner, stats=stats,
+                                               clock=lambda: now[0])]  # fmt: skip
+    assert sum(i.samples for i in items if isinstance(i, Packet)) > 0
+    seg_s = FRAMES * HOP / 22050
+    (t0, d0), (t1, d1), (t2, d2) = runner.calls
+    assert d0 == t0  # the first: at once
+    start = stats.first_audio_at if stats.first_audio_at is not None else t1
+    assert d1 is not None and d2 is not None
+    assert d1 >= t1 + 1.0  # not urgent: about 4 s of audio ahead
+    assert abs(d1 - max(t1, min(start, t1) + seg_s - LOOKAHEAD_LEAD_S)) < 0.05
+    assert d2 > d1 + seg_s - 0.1  # two segments planned

@@ -94,6 +94,10 @@ class SimConfig:
     segment_jitter: float = 0.1
     lookahead: Lookahead = "gated"
     lookahead_lead_s: float = 0.0  # a look-ahead acoustic call is due this much earlier
+    # What a look-ahead call's due counts: "sent", the audio delivered so far (the streamer:
+    # due at once before the first audio); "planned", every earlier segment's audio (the
+    # listener cannot run out before it ends, whether or not its windows ran yet)
+    lookahead_due: Literal["sent", "planned"] = "sent"
     units_per_s: float = 12.0  # acoustic request length per audio second
     schedule: ChunkSchedule = field(
         default_factory=lambda: ChunkSchedule(context=14, buckets=VOCODER_STAGE.lengths)
@@ -205,7 +209,10 @@ def simulate(
         if j > 0 and not u.go_ahead:
             return
         due = u.run_out(now)
-        if u.first_audio is not None:
+        if config.lookahead_due == "planned" and j > 0:
+            start = now if u.first_audio is None else u.first_audio
+            due = max(now, start + sum(u.segments[:j]) * FRAME_S - config.lookahead_lead_s)
+        elif u.first_audio is not None:
             due = max(now, due - config.lookahead_lead_s)
         rid = next(rids)
         units = max(1, round(u.segments[j] * FRAME_S * config.units_per_s))

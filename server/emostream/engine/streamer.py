@@ -26,6 +26,13 @@ from emostream.voices.words import WordUnits
 
 # When the listener has less than this much audio buffered, the next chunk is short again.
 REFILL_AHEAD_S = 0.3
+# A look-ahead acoustic call (segment k+1) is due this long before the listener could run
+# out of the audio of segments 0..k. Simulated on the H100's light-vocoder costs (bench/
+# engine_sim.py --lookahead-due planned; fake_device lookahead_due): 0.15 s and 0.5 s
+# left late chunks at 1,150 and 1,300 steady streams (the calls waited till too late at
+# saturation); 1.0 s none up to 1,300, as the sent-audio rule; 2.0 s was the old rule again
+# in bursts.
+LOOKAHEAD_LEAD_S = 1.0
 
 
 @dataclass
@@ -165,6 +172,8 @@ async def _acoustic_ahead(
     """
     try:
         first = True
+        planned_s = 0.0  # audio of the segments already made: the listener has that much
+        voice = request.voice
         async for text in segments:
             if first:
                 if not stats.started_at:  # else set by a caller that held the segment
@@ -173,8 +182,9 @@ async def _acoustic_ahead(
             else:
                 await go_ahead.wait()
             t0 = clock()
-            due = _listener_deadline(stats, request.fmt.sample_rate, t0)
-            latent = await runner.acoustic(request.voice, text, request.controls, deadline=due)
+            due = _lookahead_deadline(stats, request.fmt.sample_rate, planned_s, t0)
+            latent = await runner.acoustic(voice, text, request.controls, deadline=due)
+            planned_s += latent.num_frames * voice.hop_length / voice.info.sample_rate
             words = None
             if request.word_timestamps and isinstance(request.voice, WordTimedVoice):
                 # Off the event loop: G2P of the words not yet cached (~0.2 ms a word).
@@ -316,6 +326,22 @@ def _listener_deadline(stats: UtteranceStats, out_rate: int, now: float) -> floa
     if stats.first_audio_at is None:
         return now
     return stats.first_audio_at + stats.audio_samples / out_rate
+
+
+def _lookahead_deadline(stats: UtteranceStats, out_rate: int, planned_s: float, now: float) -> float:
+    """When a segment's acoustic call is due: the first segment's at once; a later one's
+    :data:`LOOKAHEAD_LEAD_S` before the listener could run out of the earlier segments'
+    audio (``planned_s``, from the first audio or, before it, from now), not of the audio
+    sent so far. The sent-audio rule made every reply's second call urgent (it leaves before
+    the first packet): 94 % of the acoustic calls of the H200 run of 2026-12-04 were, and
+    they went ahead of the windows listeners were waiting for. Simulated on the H100's
+    light-vocoder costs (``fake_device``'s ``lookahead_due``): a burst of 250 replies at
+    once had no late chunk (32 streams had one before) and first audio p95 314 ms (348);
+    1,000-1,300 steady streams as before (no late chunk, p95 76-85 ms)."""
+    if planned_s <= 0.0:
+        return _listener_deadline(stats, out_rate, now)
+    start = now if stats.first_audio_at is None else stats.first_audio_at
+    return max(now, start + planned_s - LOOKAHEAD_LEAD_S)
 
 
 def _listener_starving(stats: UtteranceStats, out_rate: int, now: float) -> bool:
