@@ -213,7 +213,7 @@ def test_linger_engages_on_a_device_kept_busy_by_small_batches() -> None:
 
 
 def test_note_busy_counts_host_work_in_the_busy_share() -> None:
-    """The H100 run of 2026-12-06 (light vocoder): the loop 84 % busy, its plans 63 %. Host
+    """The H100 run of 2026-12-06 (light vocoder): the loop 77 % busy, its plans ~61 %. Host
     spans noted around the plans make the busy share the loop's, and the linger engages."""
     s = h200_scheduler(linger_s=0.04, window_s=0.2)
     rid, t = 1000, -0.2

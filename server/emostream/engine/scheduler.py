@@ -550,9 +550,9 @@ class EngineScheduler:
         ``start`` to ``end`` on the scheduler's clock: counted in the busy share (the
         linger's test, :meth:`load`'s ``busy_fraction``) like a plan, since the engine loop
         runs one thing at a time. Without it a loop kept busy by host work reads as idle:
-        the H100 run of 2026-12-06 with the light vocoder had its loop 84 % busy at 500
-        streams but its plans only 63 %, below ``linger_busy``, and its batches stayed
-        small (acoustic 4.2 requests, vocoder 2.7 rows)."""
+        the H100 run of 2026-12-06 with the light vocoder had its loop 77 % busy at 500
+        streams but its plans only ~61 %, below ``linger_busy``, and its batches stayed
+        small (acoustic 2.3 requests, vocoder 2.2 rows)."""
         if end > start:
             self._add_busy(start, end)
 
