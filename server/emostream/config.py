@@ -95,6 +95,10 @@ class Settings:
     # Cloned and inline-reference voices kept built per process (an LRU of each); one evicted
     # is built again from the registry or the embedding cache on its next use.
     voice_cache_size: int = 256
+    # Cloned voices: how far a clip's GE2E vector is moved away from the centre of the model's
+    # training speakers (voices.acoustic.clone_embedding; 1.0: as measured). Chosen with
+    # lab.clone_gain on validation speakers the cloning criterion never scores.
+    clone_gain: float = 1.0
     acoustic: str = "auto"  # EmoStream acoustic voices: auto (if the model is found), on, off
     models_dir: str = ""  # shipped weights; empty: the models/ folder above the package
     # Vocoder of the EmoStream voices: "lite" (the light one, ONNX Runtime on CPU / torch on

@@ -38,6 +38,11 @@ class StubFamily:
         self.built.append(voice_id)
         return Built(voice_id, embedding)
 
+    def clone(
+        self, voice_id: str, embedding: npt.NDArray[np.float32], *, description: str
+    ) -> Built:
+        return self.voice(voice_id, embedding, language="multi", description=description)
+
 
 def _vec(seed: int) -> npt.NDArray[np.float32]:
     return np.random.default_rng(seed).standard_normal(256).astype(np.float32)

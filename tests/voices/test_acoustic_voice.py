@@ -114,3 +114,42 @@ def test_shipped_voice_starts_and_ends_near_its_speech() -> None:
     loud = np.flatnonzero(peak >= np.percentile(peak, 95) - 5.0)
     assert loud[0] <= LEAD_FRAMES + 3  # speech within ~35 ms of the lead
     assert lat.num_frames - 1 - loud[-1] == TAIL_FRAMES
+
+
+def test_clone_embedding_moves_away_from_the_centre_at_the_same_norm() -> None:
+    import numpy as np
+
+    from emostream.voices.acoustic import clone_embedding
+
+    rng = np.random.default_rng(0)
+    centre = rng.standard_normal(256).astype(np.float32)
+    centre /= np.linalg.norm(centre) / 0.8
+    emb = centre + 0.3 * rng.standard_normal(256).astype(np.float32)
+    emb /= np.linalg.norm(emb)
+    assert clone_embedding(emb, centre, 1.0) is emb  # as measured
+    moved = clone_embedding(emb, centre, 1.5)
+    assert moved.dtype == np.float32 and abs(np.linalg.norm(moved) - 1.0) < 1e-5
+
+    def cos(a: np.ndarray, b: np.ndarray) -> float:
+        return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+
+    # further from the centre's direction, same direction of departure
+    assert cos(moved, centre) < cos(emb, centre)
+    assert cos(moved - centre, emb - centre) > 0.95  # (the renormalising bends it a little)
+
+
+def test_family_clone_applies_the_gain_and_stock_voices_do_not() -> None:
+    import numpy as np
+
+    from emostream.voices.acoustic import AcousticFamily, clone_embedding, find_models_dir
+
+    models = find_models_dir()
+    assert models is not None
+    family = AcousticFamily(models, decoder=None, clone_gain=1.4)
+    emb = next(iter(family.speakers.values()))
+    voice = family.clone("c1", emb, description="a clone")
+    want = clone_embedding(emb, family.centre, 1.4)
+    assert np.allclose(voice.speaker, want) and not np.allclose(voice.speaker, emb)
+    stock = {v.info.id: v for v in family.stock_voices()}
+    name = next(iter(family.speakers))
+    assert np.allclose(stock[name].speaker, family.speakers[name])  # stock: unmoved

@@ -124,8 +124,8 @@ class SpeechService:
         clone = self.registry.get(voice_id)
         if clone is None:
             return None
-        voice = self.catalog.family.voice(
-            clone.id, clone.embedding, language="multi", description=f"cloned voice {clone.name!r}"
+        voice = self.catalog.family.clone(
+            clone.id, clone.embedding, description=f"cloned voice {clone.name!r}"
         )
         self._clones.put(voice_id, voice)
         return voice
@@ -142,9 +142,7 @@ class SpeechService:
         if cached is not None:
             return cached
         embedding = await self._embed_reference(clip)
-        voice = family.voice(
-            voice_id, embedding, language="multi", description="inline reference clip"
-        )
+        voice = family.clone(voice_id, embedding, description="inline reference clip")
         self._references.put(voice_id, voice)
         return voice
 

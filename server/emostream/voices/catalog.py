@@ -138,10 +138,12 @@ def load_acoustic_family(settings: Settings) -> AcousticFamily | None:
     if settings.device == "cuda":
         # Mel windows go to the batched GPU engine (GpuRunner); no per-voice decoder.
         return AcousticFamily(models_dir, decoder=None, backend="torch", device="cuda",
-                              context_frames=context, vocoder_key=key)  # fmt: skip
+                              context_frames=context, vocoder_key=key,
+                              clone_gain=settings.clone_gain)  # fmt: skip
     decode = lite_decoder(models_dir, settings) if vocoder == "lite" else v1_decoder(settings)
     return AcousticFamily(models_dir, decoder=decode, backend="onnx", context_frames=context,
-                          threads=settings.cpu_threads, vocoder_key=key)  # fmt: skip
+                          threads=settings.cpu_threads, vocoder_key=key,
+                          clone_gain=settings.clone_gain)  # fmt: skip
 
 
 LITE_VOCODER = "vocoder/emostream-lite-vocoder-v0.2.onnx"
