@@ -346,10 +346,12 @@ def similarity(
     seed: int = 0,
     speakers: Sequence[Any] | None = None,
     clone_gain: float = 1.0,
+    audio_out: dict[str, list[FloatArray]] | None = None,
 ) -> dict[str, Any]:
     """Zero-shot cloning judged by the d-vector: ``speakers`` (default the criterion's
     :data:`lab.heldout.REAL_SPEAKERS`), each clone's GE2E moved by ``clone_gain`` as the
-    server moves it (:func:`emostream.voices.acoustic.clone_embedding`)."""
+    server moves it (:func:`emostream.voices.acoustic.clone_embedding`); ``audio_out``, when
+    given, receives each clone's 16 kHz renderings of ``texts`` by speaker name."""
     from emostream.voices.acoustic import clone_embedding
     from emostream.voices.clip import prepare_clip
     from emostream.voices.encoder import SpeakerEncoder, cosine
@@ -384,6 +386,8 @@ def similarity(
         emb = clone_embedding(ge2e.embed_clip(clip), centre, clone_gain)
         ref_d, ref_g = judge.embed(ref), ge2e.embed_utterance(ref)
         clone = outputs(own.voice(name, emb))
+        if audio_out is not None:
+            audio_out[name] = clone
 
         def judged(audios: list[FloatArray], ref: FloatArray = ref_d) -> list[float]:
             return [judge.similarity(judge.embed(a), ref) for a in audios]

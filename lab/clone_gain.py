@@ -17,7 +17,9 @@ each gain on two sets:
   for each gain but never used to choose it.
 
 Per set and gain: clones beating the best stock voice, the mean margin over it, the mean
-clone similarity; the stock voices are not moved (only clones are). CPU path (ONNX Runtime,
+clone similarity; the stock voices are not moved (only clones are). And what a gain may
+cost: the clones' corpus WER (Whisper base, the acoustic protocol's normaliser) and DNSMOS
+OVRL / P808 on the same renderings. CPU path (ONNX Runtime,
 light vocoder), ~2 min per gain and set on 2 cores::
 
     python -m lab.clone_gain --gains 1.0,1.3,1.6,2.0 --val-root /tmp/val/x -o OUT.json
@@ -55,8 +57,10 @@ def validation_speakers(root: Path) -> tuple[RealSpeaker, ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from lab.acoustic_quality import OwnModel, similarity
+    from lab.acoustic_quality import OwnModel, dnsmos_scores, similarity
+    from lab.asr import whisper_base
     from lab.heldout import heldout_texts
+    from lab.quality import edits, words
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--gains", default="1.0,1.3,1.6,2.0")
@@ -80,14 +84,30 @@ def main(argv: list[str] | None = None) -> int:
         "host": {"cpu": platform.processor() or platform.machine(), "python": platform.python_version()},
         "model": a.model, "texts": texts, "results": {},
     }  # fmt: skip
+    asr = whisper_base(threads=a.threads)
     for name in a.sets.split(","):
         for gain in (float(g) for g in a.gains.split(",")):
-            res = similarity(own, texts, speakers=sets[name], clone_gain=gain)
+            audio: dict[str, list[Any]] = {}
+            res = similarity(own, texts, speakers=sets[name], clone_gain=gain, audio_out=audio)
+            errs = ref_words = 0
+            scores = []
+            for clips in audio.values():
+                for text, clip in zip(texts, clips, strict=True):
+                    ref, hyp = words(text), words(asr(clip, 16000))
+                    errs, ref_words = errs + edits(ref, hyp), ref_words + len(ref)
+                    scores.append(dnsmos_scores(clip, 16000))
+            res["clone_quality"] = {
+                "clips": len(scores),
+                "wer_corpus": round(errs / max(1, ref_words), 4),
+                "dnsmos_ovrl": round(sum(x["ovrl"] for x in scores) / max(1, len(scores)), 4),
+                "dnsmos_p808": round(sum(x["p808"] for x in scores) / max(1, len(scores)), 4),
+            }
             report["results"].setdefault(name, {})[str(gain)] = res
-            s = res["summary"]
+            s, q = res["summary"], res["clone_quality"]
             print(f"{name:10s} gain {gain:4.2f}: beats best stock {s['clone_beats_best_stock']}"
                   f"/{s['speakers']}, margin {s['mean_margin_over_best_stock']:+.4f}, clone "
-                  f"{s['dvector_clone_mean']:.4f}", flush=True)  # fmt: skip
+                  f"{s['dvector_clone_mean']:.4f}; WER {q['wer_corpus']:.3f}, DNSMOS OVRL "
+                  f"{q['dnsmos_ovrl']:.3f} P808 {q['dnsmos_p808']:.3f}", flush=True)  # fmt: skip
             Path(a.output).write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
     return 0
 

@@ -37,7 +37,11 @@ from emostream.voices.base import Controls, Latent, Voice, stage_of
 log = logging.getLogger(__name__)
 
 Audio = npt.NDArray[np.float32]
-SLOT_BYTES = 128 << 10  # a 96-frame window's audio (96 x 256 float32 = 96 KiB) fits
+# A window's audio must fit a slot, or it travels pickled inside the message: the light
+# vocoder's 256-frame rows (256 x 256 float32 = 256 KiB) did not fit 128 KiB slots, and on
+# the H100 run of 2026-12-06 (s15b) delivering them cost the engine loop ~1 ms a window
+# under load (3.7-4.3 s of every 5 s). Shared memory is only backed where written.
+SLOT_BYTES = 256 << 10
 
 
 @dataclass
