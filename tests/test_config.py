@@ -32,3 +32,12 @@ def test_engine_vocoder_linger_setting() -> None:
     assert Settings().engine_vocoder_linger_ms == 40.0
     s = Settings.from_env({"EMOSTREAM_ENGINE_VOCODER_LINGER_MS": "0"})
     assert s.engine_vocoder_linger_ms == 0.0  # off
+
+
+def test_clone_gain_setting() -> None:
+    assert Settings().clone_gain == 1.3
+    assert Settings.from_env({"EMOSTREAM_CLONE_GAIN": "1.0"}).clone_gain == 1.0  # off
+    import pytest
+
+    with pytest.raises(ValueError, match="clone_gain"):
+        Settings.from_env({"EMOSTREAM_CLONE_GAIN": "-1"})
