@@ -58,6 +58,10 @@ CASES: list[tuple[str, str, str]] = [
     (POLYPHONE, "我给你弹一首曲子", "wo2 gei2 ni3 tan2 yi4 shou2 qu3 zi5"),  # play: tán
     (POLYPHONE, "他弹了一下我的脑门", "ta1 tan2 le5 yi2 xia4 wo3 de5 nao3 men2"),  # flick
     (POLYPHONE, "发弹幕", "fa1 dan4 mu4"),  # 弹幕 stays dàn
+    (POLYPHONE, "我数了一下", "wo2 shu3 le5 yi2 xia4"),  # jieba's 我数: was shu4
+    (POLYPHONE, "他在数星星", "ta1 zai4 shu3 xing1 xing1"),
+    (POLYPHONE, "数着日子过", "shu3 zhe5 ri4 zi5 guo4"),
+    (POLYPHONE, "他的数学成绩很好", "ta1 de5 shu4 xue2 cheng2 ji4 hen2 hao3"),  # stays shù
     # session 14 audit
     (POLYPHONE, "我睡不着觉", "wo3 shui4 bu5 zhao2 jiao4"),  # was bu4 zhe5 jue2
     (POLYPHONE, "量一量体温", "liang2 yi5 liang2 ti3 wen1"),  # to measure: liáng

@@ -274,8 +274,8 @@ def _single_char_reading(
     if ch == "着":
         # 睡着了, 找不着, 用得着: reached (zháo); durative 着 never follows 不 or 得
         return "zhao2" if prev and prev in "睡找猜够不得" else "zhe5" if alone else None
-    if ch == "数":
-        return "shu3" if alone else None
+    if ch == "数":  # 数了一下, 数一下, 数着日子, 数星星: to count (shǔ); 数学, 数字 are words
+        return "shu3" if alone or (nxt and nxt in "了一到着过星钱") else None
     if ch == "教":
         return "jiao1" if alone else None
     if ch == "种":  # 很多种花, 几种: kinds (zhǒng); 种花, 种了: to plant (zhòng)
