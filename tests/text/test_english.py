@@ -78,6 +78,13 @@ CASES = [
     ("awake 20 plus hrs", "awake 20 plus hours"),  # what normalize() makes of "20+ hrs"
     ("the 90s, the 1980s, in the 20's", "the nineties, the 19 eighties, in the twenties"),
     ("live Mon-Fri, off Sat–Sun", "live Monday to Friday, off Saturday to Sunday"),
+    # session 15: a weekday after on/every/until… (espeak read "Sat" as the verb), ez, versions
+    ("starts at 8:30 EST on Sat", "starts at 8 30 EST on Saturday"),
+    ("every Fri at 9, until Tue", "every Friday at 9, until Tuesday"),
+    ("the Sun is up and she sat down", "the Sun is up and she sat down"),  # words stay
+    ("gg ez", "gg easy"),
+    ("the patch notes for v2.3.1 dropped", "the patch notes for version 2.3.1 dropped"),
+    ("open dev.v2.api", "open dev.v2.api"),  # inside a name: left alone
     ("POV: nah fr fr", "P O V: nah for real for real"),
     ("FR and fry stay", "FR and fry stay"),
     ("LET'S GOOOO, soooo good, nooooo", "LET'S GO, so good, no"),  # espeak: "suːuː"

@@ -19,7 +19,9 @@ module only rewrites what it reads badly, into forms it reads well (digits stay 
   ``Mon-Fri`` → ``Monday to Friday``; ``POV`` as letters; a word stretched at its end
   (``sooo``, ``GOOOO``, ``heyyy`` → ``so``, ``GO``, ``hey``: espeak said "suːuː"); idc, w/e,
   approx and lower-case vs in full. (``<3`` is :func:`emostream.text.normalize.normalize`'s:
-  "love".)
+  "love".) Session 15 (30 chat lines through espeak): a weekday after on/every/until…
+  (``on Sat`` → ``on Saturday``; espeak read the verb "sat"), lower-case ``ez`` → ``easy``,
+  ``v2.3.1`` → ``version 2.3.1``.
 
 Pure functions; the G2P calls :func:`normalize_english` on every Latin-script run.
 """
@@ -115,7 +117,7 @@ _SHORTHAND = {
 # lower-case only: Ty and NP are also a name and "NP-hard", VS Code a product, BC an era
 _LOWER_SHORTHAND = {"ty": "thank you", "np": "no problem", "w/": "with", "tmrw": "tomorrow",
                     "tmr": "tomorrow", "rn": "right now", "bc": "because", "ofc": "of course",
-                    "fr": "for real", "vs": "versus"}  # fmt: skip
+                    "fr": "for real", "vs": "versus", "ez": "easy"}  # fmt: skip
 _LOWER_SHORTHAND_RE = re.compile(
     r"(?<![\w/])(" + "|".join(re.escape(k) for k in _LOWER_SHORTHAND) + r")(?![\w/])"
 )
@@ -139,6 +141,14 @@ _WEEKDAYS = {"Mon": "Monday", "Tue": "Tuesday", "Wed": "Wednesday", "Thu": "Thur
 _WEEKDAY_RANGE = re.compile(
     r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s?[-–]\s?(Mon|Tue|Wed|Thu|Fri|Sat|Sun)\b"
 )
+# a lone weekday abbreviation after what names a day (on Sat: espeak said "sat", the verb);
+# Sun and Sat elsewhere stay words (the Sun, she sat)
+_WEEKDAY_AFTER = re.compile(
+    r"\b(on|this|next|last|every|until|till|by|from|before|after) (Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
+    r"\b(?!\.\w)"
+)
+# v2.3.1 / v2: a version ("vee two point three point one" → "version 2.3.1")
+_VERSION = re.compile(r"(?<![\w.])v(\d+(?:\.\d+)*)\b")
 _LETTERS = re.compile(r"\b(POV)\b")  # acronyms espeak reads as a word ("pahv")
 _SAME_PAIR = re.compile(r"(?<![\d-])(\d+)-\1(?![\d-])")  # 50-50: "fifty fifty", not "to"
 _PART_ABBR = re.compile(r"\b(Vol|Ep|Pt)\.\s?(?=\d)")
@@ -205,6 +215,8 @@ def normalize_english(text: str) -> str:
     text = _DECADE_RE.sub(lambda m: (m.group(1) + " " if m.group(1) else "") + _DECADES[m.group(2)],
                           text)  # fmt: skip
     text = _WEEKDAY_RANGE.sub(lambda m: f"{_WEEKDAYS[m.group(1)]} to {_WEEKDAYS[m.group(2)]}", text)
+    text = _WEEKDAY_AFTER.sub(lambda m: f"{m.group(1)} {_WEEKDAYS[m.group(2)]}", text)
+    text = _VERSION.sub(r"version \1", text)
     text = _LETTERS.sub(lambda m: " ".join(m.group(1)), text)
     text = _SAME_PAIR.sub(r"\1 \1", text)
     text = _PART_ABBR.sub(lambda m: _PARTS[m.group(1)] + " ", text)
