@@ -157,8 +157,13 @@ def _run(
     config = SimConfig(streams=streams, seconds=seconds, schedule=_schedule(plan), seed=seed)
     device = FakeDevice(cost)
     if workload == "loadgen":
-        config = replace(config, segments=LOADGEN_SEGMENTS_S, lookahead="eager",
-                         lookahead_due=LOOKAHEAD_DUE[0], lookahead_lead_s=LOOKAHEAD_DUE[1])
+        config = replace(
+            config,
+            segments=LOADGEN_SEGMENTS_S,
+            lookahead="eager",
+            lookahead_due=LOOKAHEAD_DUE[0],
+            lookahead_lead_s=LOOKAHEAD_DUE[1],
+        )
         host = (H100_HOST_PER_PLAN_S, H100_HOST_PER_ITEM_S) if lite else (
             H200_HOST_PER_PLAN_S, H200_HOST_PER_ITEM_S)  # fmt: skip
         device = FakeDevice(cost, host_per_plan_s=host[0], host_per_item_s=host[1])
@@ -243,12 +248,19 @@ def main(argv: list[str] | None = None) -> int:
         default="loadgen",
         help="loadgen: as the load generator's, calibrated 2026-12-04 (module docs)",
     )
-    p.add_argument("--lookahead-due", choices=("sent", "planned"), default="sent",
-                   help="a look-ahead acoustic call's due (module comments at LOOKAHEAD_DUE)")
+    p.add_argument(
+        "--lookahead-due",
+        choices=("sent", "planned"),
+        default="sent",
+        help="a look-ahead acoustic call's due (module comments at LOOKAHEAD_DUE)",
+    )
     p.add_argument("-o", "--output", help="JSON file to write")
     args = p.parse_args(argv)
     levels = [int(x) for x in args.levels.split(",")]
-    LOOKAHEAD_DUE[:] = [args.lookahead_due, LOOKAHEAD_LEAD_S if args.lookahead_due == "planned" else 0.0]
+    LOOKAHEAD_DUE[:] = [
+        args.lookahead_due,
+        LOOKAHEAD_LEAD_S if args.lookahead_due == "planned" else 0.0,
+    ]
     seeds = [int(x) for x in args.seeds.split(",")]
     t0 = time.time()
     out: dict[str, Any] = {

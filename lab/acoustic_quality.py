@@ -614,8 +614,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dnsmos-texts", type=int, default=0,
                    help="DNSMOS on the first N texts of each speaker (needs the dnsmos section)")  # fmt: skip
     p.add_argument("--similarity-texts", type=int, default=4)
-    p.add_argument("--clone-gain", type=float, default=None,
-                   help="clones' GE2E gain (default: the server's, Settings().clone_gain)")
+    p.add_argument(
+        "--clone-gain",
+        type=float,
+        default=None,
+        help="clones' GE2E gain (default: the server's, Settings().clone_gain)",
+    )
     p.add_argument("--stock-voices", default=None, help="default: heldout.STOCK_VOICES")
     p.add_argument("--prosody-speakers", default="af_heart,am_michael")
     p.add_argument("--prosody-texts", type=int, default=3)

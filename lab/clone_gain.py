@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     texts = [t for t in heldout_texts("en") if own.encodable(t)][:40][-a.texts :]
     sets = {"validation": validation_speakers(Path(a.val_root)), "test": REAL_SPEAKERS}
     report: dict[str, Any] = {
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "command": " ".join(["python -m lab.clone_gain", *(argv or sys.argv[1:])]),
         "host": {"cpu": platform.processor() or platform.machine(), "python": platform.python_version()},
         "model": a.model, "texts": texts, "results": {},

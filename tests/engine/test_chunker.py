@@ -125,7 +125,7 @@ def test_bucketed_schedule_plans_later_segments_as_wide_as_the_largest_bucket() 
         for first in (True, False):
             ws = list(lite.windows(total, first=first))
             assert ws[0].start == 0 and ws[-1].end == total
-            assert all(a.end == b.start for a, b in zip(ws, ws[1:], strict=False))
+            assert all(a.end == b.start for a, b in itertools.pairwise(ws))
             assert all(w.hi - w.lo <= 256 for w in ws)
     # the first chunk stays short (first audio)
     assert next(lite.windows(500)).emitted == 19

@@ -1,5 +1,3 @@
-
-
 def test_the_widest_engine_window_fits_a_slot() -> None:
     """A window's audio that does not fit a slot travels pickled in the message: the light
     vocoder's 256-frame rows cost the engine ~1 ms a window that way (H100, 2026-12-06)."""

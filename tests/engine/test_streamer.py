@@ -112,7 +112,7 @@ async def test_lookahead_calls_are_due_before_the_planned_audio_runs_out() -> No
                                                clock=lambda: now[0])]  # fmt: skip
     assert sum(i.samples for i in items if isinstance(i, Packet)) > 0
     seg_s = FRAMES * HOP / 22050
-    (t0, d0), (t1, d1), (t2, d2) = runner.calls
+    (t0, d0), (t1, d1), (_t2, d2) = runner.calls
     assert d0 == t0  # the first: at once
     start = stats.first_audio_at if stats.first_audio_at is not None else t1
     assert d1 is not None and d2 is not None

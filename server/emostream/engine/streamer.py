@@ -328,7 +328,9 @@ def _listener_deadline(stats: UtteranceStats, out_rate: int, now: float) -> floa
     return stats.first_audio_at + stats.audio_samples / out_rate
 
 
-def _lookahead_deadline(stats: UtteranceStats, out_rate: int, planned_s: float, now: float) -> float:
+def _lookahead_deadline(
+    stats: UtteranceStats, out_rate: int, planned_s: float, now: float
+) -> float:
     """When a segment's acoustic call is due: the first segment's at once; a later one's
     :data:`LOOKAHEAD_LEAD_S` before the listener could run out of the earlier segments'
     audio (``planned_s``, from the first audio or, before it, from now), not of the audio
