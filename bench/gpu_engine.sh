@@ -162,6 +162,10 @@ for p in sorted(res.glob(name + "-*.json")):
               f" audio/wall {lv['rtf']['aggregate_audio_s_per_wall_s']},"
               f" server cpu {srv.get('cpu_percent', {}).get('mean')}%,"
               f" gpu mem {srv.get('gpu_memory_bytes_max')}, good {lv['good']}")
+        steady = lv.get("first_audio_ms_after_5s")
+        if steady and steady.get("n"):  # the level less its start burst (not the bar's figure)
+            print(f"{p.stem} level {lv['level']:g}: after the first 5 s: first audio p50"
+                  f" {steady['p50']} p95 {steady['p95']} ms (n {steady['n']})")
     if p.stem.endswith("-sweep"):
         levels = {float(lv["level"]): lv for lv in r.get("levels", [])}
         one = levels.get(1.0)

@@ -292,7 +292,9 @@ async def run_steady(
             await asyncio.sleep(offsets[sid])
             k = sid * 7
             while time.perf_counter() < deadline and len(out) < max_utterances_per_stream:
+                started = time.perf_counter() - t0
                 rec = await run_utterance(ws, pick(texts, k), stream=sid, cfg=cfg)
+                rec.started_s = started
                 out.append(rec)
                 k += 1
                 if rec.error in ("connection_closed", "connection_error"):

@@ -52,3 +52,14 @@ def test_empty_report_is_not_good() -> None:
     r = build_report([], wall_s=1.0)
     assert r["first_audio_ms"]["p95"] is None and r["error_rate"] is None
     assert not is_good(r, Targets())
+
+
+def test_first_audio_after_the_level_start_leaves_out_the_start_burst() -> None:
+    early = [UtteranceRecord(stream=i, first_audio_ms=900.0, audio_ms=3000.0, started_s=1.0)
+             for i in range(4)]  # fmt: skip
+    steady = [UtteranceRecord(stream=i, first_audio_ms=40.0, audio_ms=3000.0, started_s=8.0)
+              for i in range(4)]  # fmt: skip
+    r = build_report(early + steady, wall_s=15.0, concurrency=4)
+    assert r["first_audio_ms"]["p95"] == 900.0  # every utterance: the bar's figure
+    assert r["first_audio_ms_after_5s"]["n"] == 4
+    assert r["first_audio_ms_after_5s"]["p95"] == 40.0
