@@ -70,11 +70,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--speakers-npz", default=str(REPO / "models/acoustic/speakers-v0.4.npz"))
     p.add_argument("--lite", default=str(REPO / "models/vocoder/emostream-lite-vocoder-v0.2.onnx"))
     p.add_argument("--texts", type=int, default=4, help="the last N of the 40 English lines")
+    p.add_argument("--path", choices=("cpu", "v1"), default="cpu",
+                   help="cpu: ONNX Runtime + light vocoder; v1: torch + HiFi-GAN V1 (the GPU's)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("-o", "--output", required=True)
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    own = OwnModel(Path(a.model), Path(a.speakers_npz), path="cpu", lite=Path(a.lite),
+    own = OwnModel(Path(a.model), Path(a.speakers_npz), path=a.path, lite=Path(a.lite),
                    threads=a.threads)  # fmt: skip
     texts = [t for t in heldout_texts("en") if own.encodable(t)][:40][-a.texts :]
     sets = {"validation": validation_speakers(Path(a.val_root)), "test": REAL_SPEAKERS}
@@ -82,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "command": " ".join(["python -m lab.clone_gain", *(argv or sys.argv[1:])]),
         "host": {"cpu": platform.processor() or platform.machine(), "python": platform.python_version()},
-        "model": a.model, "texts": texts, "results": {},
+        "model": a.model, "path": a.path, "texts": texts, "results": {},
     }  # fmt: skip
     asr = whisper_base(threads=a.threads)
     for name in a.sets.split(","):
