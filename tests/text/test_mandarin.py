@@ -62,6 +62,12 @@ CASES: list[tuple[str, str, str]] = [
     (POLYPHONE, "他在数星星", "ta1 zai4 shu3 xing1 xing1"),
     (POLYPHONE, "数着日子过", "shu3 zhe5 ri4 zi5 guo4"),
     (POLYPHONE, "他的数学成绩很好", "ta1 de5 shu4 xue2 cheng2 ji4 hen2 hao3"),  # stays shù
+    (POLYPHONE, "我请了三天假", "wo2 qing3 le5 san1 tian1 jia4"),  # time off: jià (was jiǎ)
+    (POLYPHONE, "休了一个月假", "xiu1 le5 yi2 ge4 yue4 jia4"),
+    (POLYPHONE, "这是一个假的消息", "zhe4 shi4 yi2 ge4 jia3 de5 xiao1 xi5"),  # false: jiǎ
+    (POLYPHONE, "你快划走吧", "ni3 kuai4 hua2 zou3 ba5"),  # swipe away: huá (was huà)
+    (POLYPHONE, "划一下屏幕", "hua2 yi2 xia4 ping2 mu4"),
+    (POLYPHONE, "这个计划不错", "zhe4 ge5 ji4 hua4 bu2 cuo4"),  # a plan: stays huà
     # session 14 audit
     (POLYPHONE, "我睡不着觉", "wo3 shui4 bu5 zhao2 jiao4"),  # was bu4 zhe5 jue2
     (POLYPHONE, "量一量体温", "liang2 yi5 liang2 ti3 wen1"),  # to measure: liáng

@@ -314,6 +314,11 @@ def _single_char_reading(
     if ch == "调":  # 调一下音量, 调高, 调小点: to adjust (tiáo); 调子, 调查 stay diào
         adjust = next_word[:1] in tuple("一高低大小好亮暗") or next_word in _ADJUSTED
         return "tiao2" if alone and adjust else None
+    if ch == "假":  # 请了三天假, 放了两周假: time off (jià) after a stretch of days; 假的 stays jiǎ
+        return "jia4" if alone and prev_word[-1:] in tuple("天周月年") else None
+    if ch == "划":  # 划走, 划一下屏幕, 往上划: to swipe, to row (huá); 计划, 划分 stay huà
+        swipe = not nxt or nxt in "走过开船屏动破一掉" or prev_word[-1:] in tuple("上下左右")
+        return "hua2" if swipe else None
     if ch == "耶":  # 好耶, 耶耶耶: the cheer yē (pypinyin's lone 耶 is the classical yé)
         return "ye1"
     if ch == "空":  # 空出一块地方, 空出来, 空着: to leave room (kòng); 空了 stays kōng
