@@ -68,6 +68,9 @@ CASES: list[tuple[str, str, str]] = [
     (POLYPHONE, "你快划走吧", "ni3 kuai4 hua2 zou3 ba5"),  # swipe away: huá (was huà)
     (POLYPHONE, "划一下屏幕", "hua2 yi2 xia4 ping2 mu4"),
     (POLYPHONE, "这个计划不错", "zhe4 ge5 ji4 hua4 bu2 cuo4"),  # a plan: stays huà
+    (NEUTRAL, "不好意思，我来晚了", "bu4 hao3 yi4 si5 wo3 lai2 wan3 le5"),  # was si1
+    (NEUTRAL, "大家早上好", "da4 jia1 zao3 shang5 hao3"),  # was shang4
+    (NEUTRAL, "说说你的想法", "shuo1 shuo5 ni3 de5 xiang2 fa3"),  # jieba cut 说/说
     # session 14 audit
     (POLYPHONE, "我睡不着觉", "wo3 shui4 bu5 zhao2 jiao4"),  # was bu4 zhe5 jue2
     (POLYPHONE, "量一量体温", "liang2 yi5 liang2 ti3 wen1"),  # to measure: liáng

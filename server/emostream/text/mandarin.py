@@ -142,10 +142,12 @@ WORDS: dict[str, str] = {
     "露出": "lou4 chu1", "露面": "lou4 mian4", "露脸": "lou4 lian3", "露馅": "lou4 xian4",
     # session 15 audit (得直: jieba's cut of 急得直跺脚, 笑得直不起腰: the complement de)
     "乐得": "le4 de5", "得直": "de5 zhi2", "干一行": "gan4 yi4 hang2",
+    "不好意思": "bu4 hao3 yi4 si5", "早上好": "zao3 shang5 hao3", "晚上好": "wan3 shang5 hao3",
+    "说说": "shuo1 shuo5",  # a reduplicated verb (jieba cut it 说/说; 看看, 想想 were right)
 }  # fmt: skip
 # WORDS entries whose 一 is the bare numeral (yi1 whatever follows)
 _FROZEN_YI_WORDS = {"买一送一"}
-_JIEBA_WORDS = ("一觉醒来", "天哪")
+_JIEBA_WORDS = ("一觉醒来", "天哪", "说说")
 # 上头 after a degree adverb or before a final particle is the slang adjective "addictive,
 # carried away" (太上头了, 真上头, 别上头), shàng tóu; the noun "above / the higher-ups" is
 # shàng tou (上头说了, 桌子上头)
