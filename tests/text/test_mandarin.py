@@ -71,6 +71,12 @@ CASES: list[tuple[str, str, str]] = [
     (NEUTRAL, "不好意思，我来晚了", "bu4 hao3 yi4 si5 wo3 lai2 wan3 le5"),  # was si1
     (NEUTRAL, "大家早上好", "da4 jia1 zao3 shang5 hao3"),  # was shang4
     (NEUTRAL, "说说你的想法", "shuo1 shuo5 ni3 de5 xiang2 fa3"),  # jieba cut 说/说
+    (POLYPHONE, "游戏重开一局吧", "you2 xi4 chong2 kai1 yi4 ju2 ba5"),  # again: was zhòng
+    (POLYPHONE, "重启一下电脑", "chong2 qi3 yi2 xia4 dian4 nao3"),
+    (POLYPHONE, "我想吃炸鸡", "wo2 xiang3 chi1 zha2 ji1"),  # fried: zhá (was zhà)
+    (POLYPHONE, "服务器炸了", "fu2 wu4 qi4 zha4 le5"),  # blew up: stays zhà
+    (POLYPHONE, "他中了大奖", "ta1 zhong4 le5 da4 jiang3"),  # won: zhòng (was zhōng)
+    (POLYPHONE, "房间中间", "fang2 jian1 zhong1 jian1"),  # middle: stays zhōng
     # session 14 audit
     (POLYPHONE, "我睡不着觉", "wo3 shui4 bu5 zhao2 jiao4"),  # was bu4 zhe5 jue2
     (POLYPHONE, "量一量体温", "liang2 yi5 liang2 ti3 wen1"),  # to measure: liáng

@@ -261,8 +261,10 @@ def _single_char_reading(
         if after_verb or prev_word in ("没有", "已经", "按时", "准时"):
             return "huan2" if not nxt or nxt not in "是在有要会没不很" else "hai2"
         return "hai2"
-    if ch == "重":
-        return "chong2" if nxt and nxt in "新复来做写装" else None
+    if ch == "重":  # 重来, 重开一局, 重启, 重播: again (chóng); 很重, 重要 stay zhòng
+        return "chong2" if nxt and nxt in "新复来做写装开启播玩录发选" else None
+    if ch == "炸":  # 炸鸡, 炸薯条, 油炸: to deep-fry (zhá); 炸了, 爆炸 stay zhà
+        return "zha2" if nxt and nxt in "鸡薯酱糕丸鱼虾串肉油春排" else None
     if ch == "觉":
         return "jiao4" if prev and prev in "睡一午着" else None
     if ch == "只":
@@ -288,8 +290,9 @@ def _single_char_reading(
         return "cheng2" if nxt and nxt in "饭汤粥菜水满了一" else None
     if ch == "转":  # 转圈, 转盘, 转悠: to turn round (zhuàn)
         return "zhuan4" if nxt and nxt in "圈盘悠" else None
-    if ch == "中":
-        return "zhong4" if prev and prev in "打猜考射选击命" else None
+    if ch == "中":  # 打中, 考中, 他中了大奖, 中奖: hit, won (zhòng)
+        hit = bool(prev) and prev in "打猜考射选击命"
+        return "zhong4" if hit or (alone and nxt and nxt in "了奖彩标招") else None
     if ch == "干":
         if not alone:
             return None
