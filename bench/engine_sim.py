@@ -72,7 +72,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, replace
-from typing import Any
+from typing import Any, Literal
 
 from emostream.engine.admission import AdmissionPolicy, decide
 from emostream.engine.batcher import ENGINE_BUCKETS
@@ -126,7 +126,7 @@ PLANS.update({
 # The look-ahead's due (--lookahead-due): "sent" (the streamer before 2026-12-06 s15: due
 # at once before the first packet) or "planned" (now: streamer._lookahead_deadline, the
 # earlier segments' audio less LOOKAHEAD_LEAD_S)
-LOOKAHEAD_DUE: list[Any] = ["sent", 0.0]
+LookaheadDue = Literal["sent", "planned"]
 CHUNK_SIZE = {192: 130, 256: 198}  # planned chunk frames by the largest bucket (else 48)
 CONTEXT = 14  # HiFi-GAN V1's frames of context per side
 LITE_CONTEXT = 29  # the light vocoder's
@@ -144,8 +144,19 @@ def _pct(xs: list[float], q: float) -> float:
     return nearest_rank(sorted(xs), q)
 
 
+def _lead_s(due: LookaheadDue) -> float:
+    return LOOKAHEAD_LEAD_S if due == "planned" else 0.0
+
+
 def _run(
-    plan: str, streams: int, seconds: float, seed: int, *, admission: bool, workload: str
+    plan: str,
+    streams: int,
+    seconds: float,
+    seed: int,
+    *,
+    admission: bool,
+    workload: str,
+    lookahead_due: LookaheadDue = "sent",
 ) -> SimResult:
     lengths, rows, _, linger = PLANS[plan]
     lite = plan in LITE_PLANS
@@ -161,8 +172,8 @@ def _run(
             config,
             segments=LOADGEN_SEGMENTS_S,
             lookahead="eager",
-            lookahead_due=LOOKAHEAD_DUE[0],
-            lookahead_lead_s=LOOKAHEAD_DUE[1],
+            lookahead_due=lookahead_due,
+            lookahead_lead_s=_lead_s(lookahead_due),
         )
         host = (H100_HOST_PER_PLAN_S, H100_HOST_PER_ITEM_S) if lite else (
             H200_HOST_PER_PLAN_S, H200_HOST_PER_ITEM_S)  # fmt: skip
@@ -223,13 +234,21 @@ def _full_batch_ms(plan: str) -> float:
 
 
 def _knee(
-    plan: str, seconds: float, seed: int, workload: str, lo: int = 100, hi: int = 2000
+    plan: str,
+    seconds: float,
+    seed: int,
+    workload: str,
+    lookahead_due: LookaheadDue = "sent",
+    lo: int = 100,
+    hi: int = 2000,
 ) -> int:
     """The most streams (a multiple of 25) with no late chunk, by bisection (``lo`` has
     none, ``hi`` has some)."""
     while hi - lo > 25:
         mid = (lo + hi) // 2 // 25 * 25
-        if _run(plan, mid, seconds, seed, admission=False, workload=workload).underruns == 0:
+        res = _run(plan, mid, seconds, seed, admission=False, workload=workload,
+                   lookahead_due=lookahead_due)  # fmt: skip
+        if res.underruns == 0:
             lo = mid
         else:
             hi = mid
@@ -252,15 +271,11 @@ def main(argv: list[str] | None = None) -> int:
         "--lookahead-due",
         choices=("sent", "planned"),
         default="sent",
-        help="a look-ahead acoustic call's due (module comments at LOOKAHEAD_DUE)",
+        help="a look-ahead acoustic call's due (module comments at LookaheadDue)",
     )
     p.add_argument("-o", "--output", help="JSON file to write")
     args = p.parse_args(argv)
     levels = [int(x) for x in args.levels.split(",")]
-    LOOKAHEAD_DUE[:] = [
-        args.lookahead_due,
-        LOOKAHEAD_LEAD_S if args.lookahead_due == "planned" else 0.0,
-    ]
     seeds = [int(x) for x in args.seeds.split(",")]
     t0 = time.time()
     out: dict[str, Any] = {
@@ -270,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         "what": "SIMULATED (CPU, no model): the engine scheduler on a fake H200 device; "
         + __doc__.split("\n\n")[1].replace("\n", " "),
         "workload": args.workload,
-        "lookahead_due": LOOKAHEAD_DUE,
+        "lookahead_due": [args.lookahead_due, _lead_s(args.lookahead_due)],
         "cost_table_s": {k: asdict(v) for k, v in h200_table(acoustic=ACOUSTIC).stages.items()},
         "plans": {},
     }
@@ -285,12 +300,17 @@ def main(argv: list[str] | None = None) -> int:
             "chunks_of_a_4s_utterance": [w.emitted for w in schedule.windows(344)],
             "windows_of_a_4s_utterance": [w.hi - w.lo for w in schedule.windows(344)],
             "vocoder_ms_per_audio_s_full_batches": round(_full_batch_ms(plan), 3),
-            "knee_streams_by_seed": {s: _knee(plan, args.seconds, s, args.workload) for s in seeds},
+            "knee_streams_by_seed": {
+                s: _knee(plan, args.seconds, s, args.workload, args.lookahead_due) for s in seeds
+            },
             "levels": [],
         }
         for n in levels:
-            free = _figures(_run(plan, n, args.seconds, 0, admission=False, workload=args.workload))
-            held = _figures(_run(plan, n, args.seconds, 0, admission=True, workload=args.workload))
+            free, held = (
+                _figures(_run(plan, n, args.seconds, 0, admission=admit, workload=args.workload,
+                              lookahead_due=args.lookahead_due))
+                for admit in (False, True)
+            )  # fmt: skip
             entry["levels"].append({"streams": n, "admission_off": free, "admission_on": held})
         out["plans"][plan] = entry
         knees = entry["knee_streams_by_seed"]

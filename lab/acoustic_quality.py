@@ -352,14 +352,13 @@ def similarity(
     :data:`lab.heldout.REAL_SPEAKERS`), each clone's GE2E moved by ``clone_gain`` as the
     server moves it (:func:`emostream.voices.acoustic.clone_embedding`); ``audio_out``, when
     given, receives each clone's 16 kHz renderings of ``texts`` by speaker name."""
-    from emostream.voices.acoustic import clone_embedding
+    from emostream.voices.acoustic import clone_embedding, speaker_centre
     from emostream.voices.clip import prepare_clip
     from emostream.voices.encoder import SpeakerEncoder, cosine
     from lab.dvector import DVectorJudge
     from lab.heldout import REAL_SPEAKERS, STOCK_VOICES, margin_summary, speaker_audio
 
-    centre = np.mean(np.stack(list(own.speakers.values())), axis=0).astype(np.float32)
-
+    centre = speaker_centre(own.speakers)
     judge, ge2e = DVectorJudge(), SpeakerEncoder()
     stock = [s for s in (stock or STOCK_VOICES) if s in own.speakers]
     if len(stock) < 4:  # a speakers.npz without them: fill deterministically

@@ -57,10 +57,9 @@ def validation_speakers(root: Path) -> tuple[RealSpeaker, ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from lab.acoustic_quality import OwnModel, dnsmos_scores, similarity
+    from lab.acoustic_quality import OwnModel, corpus_rate, dnsmos_scores, similarity
     from lab.asr import whisper_base
     from lab.heldout import heldout_texts
-    from lab.quality import edits, words
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--gains", default="1.0,1.3,1.6,2.0")
@@ -70,8 +69,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--speakers-npz", default=str(REPO / "models/acoustic/speakers-v0.4.npz"))
     p.add_argument("--lite", default=str(REPO / "models/vocoder/emostream-lite-vocoder-v0.2.onnx"))
     p.add_argument("--texts", type=int, default=4, help="the last N of the 40 English lines")
-    p.add_argument("--path", choices=("cpu", "v1"), default="cpu",
-                   help="cpu: ONNX Runtime + light vocoder; v1: torch + HiFi-GAN V1 (the GPU's)")
+    p.add_argument(
+        "--path",
+        choices=("cpu", "v1"),
+        default="cpu",
+        help="cpu: ONNX Runtime + light vocoder; v1: torch + HiFi-GAN V1 (the GPU's)",
+    )
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("-o", "--output", required=True)
     a = p.parse_args(argv)
@@ -91,16 +94,14 @@ def main(argv: list[str] | None = None) -> int:
         for gain in (float(g) for g in a.gains.split(",")):
             audio: dict[str, list[Any]] = {}
             res = similarity(own, texts, speakers=sets[name], clone_gain=gain, audio_out=audio)
-            errs = ref_words = 0
-            scores = []
+            rows, scores = [], []
             for clips in audio.values():
                 for text, clip in zip(texts, clips, strict=True):
-                    ref, hyp = words(text), words(asr(clip, 16000))
-                    errs, ref_words = errs + edits(ref, hyp), ref_words + len(ref)
+                    rows.append({"text": text, "asr": asr(clip, 16000)})
                     scores.append(dnsmos_scores(clip, 16000))
             res["clone_quality"] = {
                 "clips": len(scores),
-                "wer_corpus": round(errs / max(1, ref_words), 4),
+                "wer_corpus": corpus_rate(rows, "wer"),
                 "dnsmos_ovrl": round(sum(x["ovrl"] for x in scores) / max(1, len(scores)), 4),
                 "dnsmos_p808": round(sum(x["p808"] for x in scores) / max(1, len(scores)), 4),
             }

@@ -266,6 +266,14 @@ def clone_embedding(
     return np.asarray(moved * scale, dtype=np.float32)
 
 
+def speaker_centre(speakers: dict[str, npt.NDArray[np.float32]]) -> npt.NDArray[np.float32]:
+    """The mean of the training speakers' vectors: what :func:`clone_embedding` moves from."""
+    centre: npt.NDArray[np.float32] = np.mean(np.stack(list(speakers.values())), axis=0).astype(
+        np.float32
+    )
+    return centre
+
+
 def speaker_language(name: str) -> str:
     """Corpus speaker names: Kokoro's ``a*``/``b*`` English, ``z*`` Mandarin; blends say so."""
     if name.startswith(("zh_", "z")):
@@ -310,7 +318,7 @@ class AcousticFamily:
             raise ValueError(f"unknown acoustic backend {backend!r} (onnx or torch)")
         with np.load(models_dir / SPEAKERS) as table:
             self.speakers = {k: table[k].astype(np.float32) for k in table.files}
-        self.centre = np.mean(np.stack(list(self.speakers.values())), axis=0).astype(np.float32)
+        self.centre = speaker_centre(self.speakers)
         self.clone_gain = clone_gain
         self.g2p = G2P()
         # Load the front ends' dictionaries now (jieba's takes ~1.3 s), not in the first
