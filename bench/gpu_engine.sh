@@ -115,16 +115,24 @@ if command -v nvidia-smi >/dev/null; then
     >"$RES/$NAME-nvidia-smi.csv" 2>&1 &
   SMI=$!
 fi
-trap '[ -n "$SMI" ] && kill $SMI 2>/dev/null; collect' EXIT
+WATCH=""
+trap '[ -n "$SMI" ] && kill $SMI 2>/dev/null; [ -n "$WATCH" ] && kill $WATCH 2>/dev/null; collect' EXIT
 collect
 
 # 2. Closed loop at the levels (level 1 first: one stream on the idle server).
 left=$((BUDGET_S - SECONDS)); left=$((left > 60 ? left : 60))
 step "sweep $LEVELS (cap ${left}s)"
+# CPU of the engine, the front ends and the load generators, one row a second (no profiles):
+# NAME-procs.csv in the logs. The watcher ends with the sweep's engine process.
+PYTHONPATH="$PWD/server:$PYTHONPATH" "$PY" bench/engine_probe.py watch --out "$RES" \
+  --name "$NAME" --max-s "$left" >/dev/null 2>&1 &
+WATCH=$!
 LABEL="$LABEL" timeout "$left" bench/loadtest.sh "$RES" "$NAME-sweep" --sweep "$LEVELS" \
   --duration "$DURATION" --ramp 3 --procs "$PROCS" --prep-s 10 --settle-s 3 \
   --utterance-timeout 60 --max-total-s "$SWEEP_S" --error-backoff-ms "$BACKOFF_MS" -q \
   || echo "sweep failed: $?"
+kill "$WATCH" 2>/dev/null || true
+WATCH=""
 collect
 # 3. Bursts (each reply its own stream; one generator process).
 left=$((BUDGET_S - SECONDS))
@@ -192,6 +200,17 @@ if smi.exists():
         if cell and cell[0].replace(".", "").isdigit():
             used.append(float(cell[0]))
 print("GPU memory used (nvidia-smi), max MiB:", max(used) if used else "n/a")
+procs = res / f"{name}-procs.csv"  # CPU % per 10 s of the sweep (100 = one core)
+if procs.exists():
+    rows = list(csv.DictReader(open(procs)))
+    print("t_s engine(loop) workers(sum/max of n) loadgen host%  [10-s means of 1-s samples]")
+    for i in range(0, len(rows), 10):
+        b = rows[i:i + 10]
+        m = {k: sum(float(r[k] or 0) for r in b) / len(b) for k in rows[0] if k != "t_s"}
+        if m["loadgen_cpu"] >= 5:
+            print(f"{float(b[0]['t_s']):.0f} {m['engine_cpu']:.0f}({m['engine_loop_thread_cpu']:.0f})"
+                  f" {m['workers_cpu_sum']:.0f}/{m['workers_cpu_max']:.0f} of {m['workers']:.0f}"
+                  f" {m['loadgen_cpu']:.0f} {m['host_cpu']:.0f}")
 PYEOF
 collect
 ls -la "$OUT"
