@@ -120,8 +120,7 @@ export const PROTOCOL_SCHEMA = {
      ],
      "minimum": 6000,
      "maximum": 256000,
-     "default": 32000,
-     "description": "Opus bits per second; a whole number"
+     "description": "Opus bits per second; a whole number. Left out: the server's default (32000 unless its EMOSTREAM_OPUS_BITRATE says otherwise)"
     }
    },
    "x-error": "bad_format"

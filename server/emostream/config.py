@@ -86,6 +86,12 @@ class Settings:
     # 2-core machine; 1: 2.9 ms, with no DNSMOS difference measured (bench/opus_cost.py):
     # lower it where front-end CPU is the limit (many streams per host).
     opus_complexity: int = 5
+    # Opus encoder mode of every stream (codec.packetizer.OPUS_APPLICATIONS): "audio" (SILK,
+    # CELT or both, chosen per frame) or "lowdelay" (CELT only: 2.4-2.8x cheaper on speech,
+    # 2.5 ms of encoder delay instead of 6.5; bench/opus_cost.py --modes).
+    opus_application: str = "audio"
+    # Opus bits per second of a stream whose client names no format.bitrate.
+    opus_bitrate: int = 32000
     redis_url: str = ""  # empty: in-process cache only
     data_dir: str = "~/.local/share/emostream"  # cloned voices (SQLite)
     # Where cloned voices are registered: empty: SQLite in data_dir (one host, the default);

@@ -9,11 +9,12 @@ def tone(seconds: float, rate: int) -> np.ndarray:
     return (0.3 * np.sin(2 * np.pi * 220 * t)).astype(np.float32)
 
 
+@pytest.mark.parametrize("application", ["audio", "lowdelay"])
 @pytest.mark.parametrize("rate", [48000, 24000, 16000])
-def test_opus_packets_are_20ms_and_decode(rate: int) -> None:
+def test_opus_packets_are_20ms_and_decode(rate: int, application: str) -> None:
     import opuslib_next as opus
 
-    p = Packetizer(OutputFormat("opus", rate), in_rate=22050)
+    p = Packetizer(OutputFormat("opus", rate, application=application), in_rate=22050)  # type: ignore[arg-type]
     sig = tone(1.0, 22050)
     packets: list[bytes] = []
     for i in range(0, len(sig), 1000):  # odd-sized pushes
@@ -46,7 +47,36 @@ def test_push_after_finish_fails() -> None:
         p.push(np.zeros(10, dtype=np.float32))
 
 
-@pytest.mark.parametrize("kw", [{"codec": "mp3"}, {"sample_rate": 22050}, {"bitrate": 10}])
+def test_lowdelay_is_celt_only_with_less_lookahead() -> None:
+    """CELT-only packets (TOC config 16-31) and 2.5 ms of encoder delay, not 6.5."""
+    from emostream.codec.packetizer import opus_lookahead
+
+    audio, celt = OutputFormat("opus", 48000), OutputFormat("opus", 48000, application="lowdelay")
+    assert opus_lookahead(audio) == 312 and opus_lookahead(celt) == 120
+    assert Packetizer(celt, in_rate=22050).lookahead == 120
+    packets = Packetizer(celt, in_rate=22050).push(tone(0.5, 22050))
+    assert packets and all(pkt[0] >> 3 >= 16 for pkt in packets)
+    speechy = Packetizer(audio, in_rate=22050).push(tone(0.5, 22050))
+    assert any(pkt[0] >> 3 < 16 for pkt in speechy)  # "audio" picks SILK or hybrid for it
+
+
+@pytest.mark.parametrize("bitrate", [24000, 64000])
+def test_bitrate_none_is_the_default_and_a_set_one_is_used(bitrate: int) -> None:
+    from emostream.codec.packetizer import DEFAULT_BITRATE
+
+    def size(fmt: OutputFormat) -> int:
+        p = Packetizer(fmt, in_rate=22050)
+        return sum(map(len, p.push(tone(1.0, 22050)) + p.finish()))
+
+    default = size(OutputFormat("opus", 48000, application="lowdelay"))
+    assert default == size(OutputFormat("opus", 48000, DEFAULT_BITRATE, application="lowdelay"))
+    got = size(OutputFormat("opus", 48000, bitrate, application="lowdelay"))
+    assert got * 8 == pytest.approx(bitrate, rel=0.1)  # CELT holds the rate (1 s of tone)
+
+
+@pytest.mark.parametrize(
+    "kw", [{"codec": "mp3"}, {"sample_rate": 22050}, {"bitrate": 10}, {"application": "voip"}]
+)
 def test_bad_formats(kw: dict[str, object]) -> None:
     with pytest.raises(FormatError):
         OutputFormat(**kw)  # type: ignore[arg-type]

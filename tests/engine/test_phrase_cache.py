@@ -93,6 +93,7 @@ def test_everything_that_changes_the_audio_changes_the_key() -> None:
         _params(fmt=OutputFormat(codec="pcm_s16le")),
         _params(fmt=OutputFormat(sample_rate=24000)),
         _params(fmt=OutputFormat(bitrate=64000)),
+        _params(fmt=OutputFormat(application="lowdelay")),
         _params(model_version="m2"),
         _params(timestamps=True),
         _params(word_timestamps=True),

@@ -142,12 +142,23 @@ def test_opus_complexity_comes_from_settings(
         return iter(())
 
     monkeypatch.setattr(service_module, "stream_utterance", fake_stream)
-    service = _service(registry, StubFamily(), Settings(opus_complexity=1, phrase_cache_bytes=0))
+    settings = Settings(
+        opus_complexity=1, opus_application="lowdelay", opus_bitrate=48000, phrase_cache_bytes=0
+    )
+    service = _service(registry, StubFamily(), settings)
     try:
-        request = UtteranceRequest(Built("x", _vec(0)), fmt=OutputFormat(bitrate=24000))  # type: ignore[arg-type]
-        service._output(request, None, None, False, "", None)  # type: ignore[arg-type]
-        assert seen == [OutputFormat(bitrate=24000, complexity=1)]
+        for fmt in (OutputFormat(bitrate=24000), OutputFormat()):
+            request = UtteranceRequest(Built("x", _vec(0)), fmt=fmt)  # type: ignore[arg-type]
+            service._output(request, None, None, False, "", None)  # type: ignore[arg-type]
+        assert seen == [
+            OutputFormat(bitrate=24000, complexity=1, application="lowdelay"),  # the client's
+            OutputFormat(bitrate=48000, complexity=1, application="lowdelay"),  # the server's
+        ]
     finally:
         service.close()
     with pytest.raises(FormatError, match="complexity 11"):
         _service(registry, StubFamily(), Settings(opus_complexity=11))
+    with pytest.raises(FormatError, match="application 'voip'"):
+        _service(registry, StubFamily(), Settings(opus_application="voip"))
+    with pytest.raises(FormatError, match="bitrate 1000"):
+        _service(registry, StubFamily(), Settings(opus_bitrate=1000))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import struct
 
 import httpx
 import numpy as np
@@ -30,6 +31,8 @@ async def test_speech_ogg_opus_decodes(server: ServerThread) -> None:
     assert r.status_code == 200 and r.headers["content-type"] == "audio/ogg"
     audio, sr = sf.read(io.BytesIO(r.content))
     assert sr == 48000 and 0.5 < len(audio) / sr < 3.0
+    head = r.content.index(b"OpusHead")  # pre-skip: the "audio" encoder's 6.5 ms look-ahead
+    assert struct.unpack("<H", r.content[head + 10 : head + 12]) == (312,)
 
 
 async def test_speech_pcm(server: ServerThread) -> None:

@@ -38,6 +38,7 @@ def test_happy_path_and_reuse() -> None:
     p = proto()
     (begin,) = send(p, type="start", format={"codec": "opus", "sample_rate": 24000})
     assert isinstance(begin, BeginUtterance)
+    assert begin.request.fmt.bitrate is None  # none named: the server's default bitrate
     ev = begin.started_event
     assert ev["type"] == "started" and ev["sample_rate"] == 24000 and ev["codec"] == "opus"
     assert ev["frame_ms"] == 20 and ev["voice"] == "joe" and ev["stream_id"] == "s0"

@@ -16,7 +16,14 @@ import numpy.typing as npt
 import soxr
 
 Codec = Literal["opus", "pcm_s16le"]
+OpusApplication = Literal["audio", "lowdelay"]
+# libopus's OPUS_APPLICATION_* values (opus_defines.h), so the core imports without libopus:
+# "audio" lets the encoder pick SILK, CELT or both (hybrid) per frame; "lowdelay"
+# (RESTRICTED_LOWDELAY) is CELT only: 2.5 ms of look-ahead instead of 6.5, and on speech
+# 2.4-2.8x cheaper to encode than "audio" at the same complexity (bench/opus_cost.py --modes).
+OPUS_APPLICATIONS: dict[str, int] = {"audio": 2049, "lowdelay": 2051}
 OPUS_RATES = (48000, 24000, 16000)
+DEFAULT_BITRATE = 32000  # Opus bits per second where neither client nor server says
 SAMPLE_RATES = OPUS_RATES  # the protocol offers the same rates for PCM
 FRAME_MS = 20
 
@@ -29,8 +36,9 @@ class FormatError(ValueError):
 class OutputFormat:
     codec: Codec = "opus"
     sample_rate: int = 48000
-    bitrate: int = 32000  # Opus, bits per second
+    bitrate: int | None = None  # Opus bits per second; None: the server's (DEFAULT_BITRATE)
     complexity: int = 5  # Opus 0..10; 5 costs ≈5 ms CPU per audio-second
+    application: OpusApplication = "audio"  # OPUS_APPLICATIONS
 
     def __post_init__(self) -> None:
         if self.codec not in ("opus", "pcm_s16le"):
@@ -39,14 +47,25 @@ class OutputFormat:
             raise FormatError(
                 f"unsupported sample_rate {self.sample_rate}; use one of {list(SAMPLE_RATES)}"
             )
-        if not 6000 <= self.bitrate <= 256000:
+        if self.bitrate is not None and not 6000 <= self.bitrate <= 256000:
             raise FormatError(f"bitrate {self.bitrate} outside 6000..256000")
         if not 0 <= self.complexity <= 10:
             raise FormatError(f"Opus complexity {self.complexity} outside 0..10")
+        if self.application not in OPUS_APPLICATIONS:
+            raise FormatError(
+                f"Opus application {self.application!r}; use one of {list(OPUS_APPLICATIONS)}"
+            )
 
     @property
     def frame_samples(self) -> int:
         return self.sample_rate * FRAME_MS // 1000
+
+
+def opus_lookahead(fmt: OutputFormat) -> int:
+    """The Opus encoder's look-ahead for ``fmt`` in samples at its rate (Ogg pre-skip)."""
+    import opuslib_next as opus  # needs libopus0 (Debian) at import time
+
+    return int(opus.Encoder(fmt.sample_rate, 1, OPUS_APPLICATIONS[fmt.application]).lookahead)
 
 
 def to_int16(audio: npt.NDArray[np.float32]) -> npt.NDArray[np.int16]:
@@ -71,8 +90,8 @@ class Packetizer:
         if fmt.codec == "opus":
             import opuslib_next as opus  # needs libopus0 (Debian) at import time
 
-            enc = opus.Encoder(fmt.sample_rate, 1, opus.APPLICATION_AUDIO)
-            enc.bitrate = fmt.bitrate
+            enc = opus.Encoder(fmt.sample_rate, 1, OPUS_APPLICATIONS[fmt.application])
+            enc.bitrate = DEFAULT_BITRATE if fmt.bitrate is None else fmt.bitrate
             enc.complexity = fmt.complexity
             enc.signal = opus.SIGNAL_VOICE
             self._encoder = enc

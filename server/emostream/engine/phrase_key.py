@@ -69,7 +69,7 @@ def phrase_params(
             controls.emotion,
             controls.intensity,
         ],
-        "output": [fmt.codec, fmt.sample_rate, fmt.bitrate, fmt.complexity],
+        "output": [fmt.codec, fmt.sample_rate, fmt.bitrate, fmt.complexity, fmt.application],
         "timestamps": timestamps,
         "word_timestamps": word_timestamps,
     }

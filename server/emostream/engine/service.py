@@ -86,7 +86,7 @@ class SpeechService:
         (:func:`emostream.voices.versions.model_versions`), part of the cache's keys (a family
         missing from it counts as version "")."""
         self.settings = settings
-        OutputFormat(complexity=settings.opus_complexity)  # FormatError now, not per stream
+        self.output_format(OutputFormat())  # FormatError now, not per stream
         self.catalog = catalog
         self.registry = registry
         size = settings.voice_cache_size if voice_cache_size is None else voice_cache_size
@@ -236,6 +236,17 @@ class SpeechService:
                     stats.first_audio_at - stats.started_at
                 )
 
+    def output_format(self, fmt: OutputFormat) -> OutputFormat:
+        """``fmt`` as this server encodes it: the client picks codec, rate and bitrate (the
+        settings' bitrate where it names none), the settings pick the Opus encoder's
+        complexity and application (raises FormatError)."""
+        return replace(
+            fmt,
+            bitrate=self.settings.opus_bitrate if fmt.bitrate is None else fmt.bitrate,
+            complexity=self.settings.opus_complexity,
+            application=self.settings.opus_application,  # type: ignore[arg-type]
+        )
+
     def _output(
         self,
         request: UtteranceRequest,
@@ -246,8 +257,8 @@ class SpeechService:
         lead_s: float | None,
         degraded: str = "",
     ) -> AsyncIterator[Packet | Event]:
-        if request.fmt.complexity != self.settings.opus_complexity:
-            fmt = replace(request.fmt, complexity=self.settings.opus_complexity)
+        fmt = self.output_format(request.fmt)
+        if fmt != request.fmt:
             request = replace(request, fmt=fmt)
 
         def live(texts: AsyncIterator[str]) -> AsyncIterator[Packet | Event]:

@@ -316,7 +316,9 @@ def parse_format(raw: Any) -> OutputFormat:
         return OutputFormat(
             codec=codec or "opus",
             sample_rate=sample_rate_field(raw, 48000, name="format.sample_rate"),
-            bitrate=_integer(raw, "bitrate", 32000, code="bad_format", name="format.bitrate"),
+            bitrate=None  # the server's default (settings.opus_bitrate)
+            if raw.get("bitrate") is None
+            else _integer(raw, "bitrate", 0, code="bad_format", name="format.bitrate"),
         )
     except FormatError as exc:
         raise ProtocolError("bad_format", str(exc)) from exc
