@@ -34,6 +34,7 @@ export const PROTOCOL_VERSION = 1;
 // (src/protocol-schema.js, made from the server's protocol.schema.json): none is dropped.
 export { START_FIELDS, PROTOCOL_SCHEMA } from './protocol-schema.js';
 // The server's Opus encoder look-ahead: a fresh decoder's output lags the stream timeline by it.
+// `started` says it as codec_delay_ms; this is for servers that do not.
 export const OPUS_LOOKAHEAD_MS = 6.5;
 const WORD_TICK_MS = 20; // how often the playback clock is read while words are pending
 
@@ -481,7 +482,8 @@ export class EmoStreamClient extends Emitter {
       const rate = utt.decodedRate || (utt.started && utt.started.sample_rate) || 48000;
       ms = (utt.samplesDecoded / rate) * 1000; // decode only: decoded counts as played
     }
-    if (utt.started && utt.started.codec === 'opus') ms -= OPUS_LOOKAHEAD_MS;
+    if (utt.started && typeof utt.started.codec_delay_ms === 'number') ms -= utt.started.codec_delay_ms;
+    else if (utt.started && utt.started.codec === 'opus') ms -= OPUS_LOOKAHEAD_MS;
     return ms;
   }
 

@@ -666,6 +666,12 @@ export const PROTOCOL_SCHEMA = {
     "frame_ms": {
      "const": 20
     },
+    "codec_delay_ms": {
+     "type": "number",
+     "minimum": 0,
+     "x-since": "1.1",
+     "description": "how far a fresh decoder's output lags the stream timeline (words, sent_ms): the Opus encoder's look-ahead (6.5 ms, or 2.5 with EMOSTREAM_OPUS_APPLICATION=lowdelay); 0 for PCM"
+    },
     "voice": {
      "type": "string"
     },

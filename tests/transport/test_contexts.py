@@ -268,3 +268,20 @@ def test_channels_are_never_live_twice_and_reused_late() -> None:
         taken.append(channel)
         big.release(channel)
     assert all(b == a % 5 + 1 for a, b in pairwise(taken))
+
+
+@pytest.mark.parametrize("codec,delay", [("opus", 2.5), ("pcm_s16le", 0.0)])
+def test_v1_1_started_says_the_codec_delay(codec: str, delay: float) -> None:
+    """v1.1's ``started`` carries the Opus encoder's look-ahead as the server set it (its
+    word times and a fresh decoder's output differ by it); PCM has none; v1 never says it."""
+
+    def make() -> ContextRouter:
+        return ContextRouter(
+            lambda: SessionProtocol(lookup_voice={"joe": JOE}.get, opus_delay_ms=2.5),
+            max_contexts=2,
+        )
+
+    fmt = {"codec": codec}
+    started = begin(send(make(), type="start", context_id="a", format=fmt)).started_event
+    assert started["codec_delay_ms"] == delay
+    assert "codec_delay_ms" not in begin(send(make(), type="start", format=fmt)).started_event

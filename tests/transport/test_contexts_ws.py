@@ -227,7 +227,8 @@ async def test_a_v1_client_sees_v1(quiet_server: ServerThread) -> None:
     assert all(len(payload) == FRAME_BYTES for *_, payload in wire.frames)  # header taken off
     assert_same_audio(wire.pcm("x"), b"".join(frames))
     started = wire.events[0]
-    assert set(started) == V1_STARTED | {"context_id", "channel"}
+    assert set(started) == V1_STARTED | {"context_id", "channel", "codec_delay_ms"}
+    assert started["codec_delay_ms"] == 0.0  # PCM: no codec delay (Opus: tests/transport/test_ws)
     assert set(wire.done("x")) == V1_DONE | {"context_id"}
 
 

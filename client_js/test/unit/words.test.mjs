@@ -131,3 +131,19 @@ test('without word timestamps nothing changes: no word events, empty wordsPlayed
   assert.deepEqual(stats.wordsPlayed, []);
   assert.equal(stats.wordsSent, null);
 });
+
+test("the server's codec_delay_ms replaces the default look-ahead", async () => {
+  const player = new FakePlayer();
+  const { client, ws } = await connected(player);
+  const heard = [];
+  client.on('word', (w) => heard.push(w.word));
+  client.start({ word_timestamps: true });
+  client.text('Hello there again.');
+  ws.serverEvent({ ...started, codec_delay_ms: 2.5 }); // a CELT-only (lowdelay) server
+  ws.serverEvent({ type: 'words', index: 0, words: [HELLO, THERE, AGAIN] });
+  ws.serverAudio(new Uint8Array(100));
+  player.emitPlaying();
+  player.stats.samplesPlayed = 48 * (401 + 2.5); // 401 ms in: 'there' (400 ms) has begun
+  await tick(45);
+  assert.deepEqual(heard, ['Hello', 'there'], '6.5 ms would put it at 397 ms');
+});

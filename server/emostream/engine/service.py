@@ -3,6 +3,7 @@ shared by the WebSocket and HTTP layers."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import os
@@ -14,7 +15,7 @@ from dataclasses import replace
 import numpy as np
 import numpy.typing as npt
 
-from emostream.codec.packetizer import OutputFormat
+from emostream.codec.packetizer import OutputFormat, opus_lookahead
 from emostream.config import Settings
 from emostream.engine.admission import Admits, Verdict
 from emostream.engine.cached_stream import cached_utterance
@@ -235,6 +236,13 @@ class SpeechService:
                 self.metrics.first_audio.labels(transport).observe(
                     stats.first_audio_at - stats.started_at
                 )
+
+    @functools.cached_property
+    def opus_delay_ms(self) -> float:
+        """The look-ahead of this server's Opus encoder in ms (how far a fresh decoder's
+        output lags the stream timeline): 6.5 for "audio", 2.5 for "lowdelay"."""
+        fmt = self.output_format(OutputFormat())
+        return 1000.0 * opus_lookahead(fmt) / fmt.sample_rate
 
     def output_format(self, fmt: OutputFormat) -> OutputFormat:
         """``fmt`` as this server encodes it: the client picks codec, rate and bitrate (the

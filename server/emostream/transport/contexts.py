@@ -215,8 +215,9 @@ class ContextRouter:
             first = actions[0]
             channel = self._channels.take()
             self._live[context_id] = _Live(protocol, first.request, channel)
+            delay = protocol.opus_delay_ms if first.request.fmt.codec == "opus" else 0.0
             started = {"type": "started", "context_id": context_id, "channel": channel,
-                       **first.started_event}  # fmt: skip
+                       "codec_delay_ms": delay, **first.started_event}  # fmt: skip
             actions = [BeginUtterance(first.request, started), *actions[1:]]
         return [Routed(context_id, a) for a in actions]
 

@@ -335,6 +335,8 @@ class SessionProtocol:
     new_stream_id: Callable[[], str] = field(default=lambda: "")
     # Why a known voice cannot speak here (e.g. a clone with no model for it), else None.
     unavailable: Callable[[str], str | None] = field(default=lambda _id: None)
+    # The Opus encoder's look-ahead (ms) that a v1.1 ``started`` reports as ``codec_delay_ms``.
+    opus_delay_ms: float = 6.5
     state: State = "idle"
     _segmenter: Segmenter = field(default_factory=Segmenter)
     _chars: int = 0

@@ -152,6 +152,7 @@ class StreamConnection:
             line_ttl_ms=settings.line_ttl_ms,
             new_stream_id=self.service.new_stream_id,
             unavailable=self._unavailable,
+            opus_delay_ms=self.service.opus_delay_ms,
         )
 
     # -- voices this caller may use ---------------------------------------------------
