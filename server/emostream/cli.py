@@ -12,6 +12,10 @@ import signal
 import sys
 import tempfile
 from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from emostream.config import Settings
 
 BENCHES = {
     "first-audio": "emostream.bench.first_audio",
@@ -87,14 +91,38 @@ def _serve(args: argparse.Namespace) -> int:
         engine = EngineHandle.spawn(settings)
         os.environ["EMOSTREAM_ENGINE_SOCKET"] = engine.socket_path
     try:
-        uvicorn.run(
-            "emostream.cli:worker_app", factory=True, workers=settings.workers,
-            **options,  # type: ignore[arg-type]
-        )  # fmt: skip
+        _run_workers(settings, options)
     finally:
         if engine is not None:
             engine.stop()
     return 0
+
+
+def _run_workers(settings: Settings, options: dict[str, object]) -> None:
+    """uvicorn's supervisor over ``settings.workers`` processes, each listening on its own
+    SO_REUSEPORT socket where the platform has it (``transport.reuseport``: the kernel then
+    spreads connections evenly), else on one socket bound here and shared."""
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    from emostream.transport import reuseport
+
+    if not reuseport.SUPPORTED:
+        uvicorn.run(
+            "emostream.cli:worker_app", factory=True, workers=settings.workers,
+            **options,  # type: ignore[arg-type]
+        )  # fmt: skip
+        return
+    config = uvicorn.Config(
+        "emostream.cli:worker_app", factory=True, workers=settings.workers,
+        **options,  # type: ignore[arg-type]
+    )  # fmt: skip
+    held = reuseport.reserve(settings.host, settings.port)  # the port, until the end
+    try:
+        recipe = reuseport.ListenerRecipe(settings.host, held.getsockname()[1], config.backlog)
+        Multiprocess(config, sockets=[recipe]).run()  # type: ignore[list-item]
+    finally:
+        held.close()
 
 
 def _configure_logging(level: str) -> None:
