@@ -117,11 +117,15 @@ PLANS: dict[str, tuple[tuple[int, ...], tuple[int, ...], bool, float]] = {
 # context a side), the acoustic linger as served, and the vocoder linger (off / on).
 # "lite-h100-256": a 256-frame bucket and later chunks planned up to 198 frames (what the
 # largest bucket holds: the streamer plans that size when the runner has buckets).
-LITE_PLANS = {"lite-h100": 0.0, "lite-h100-vlinger": LINGER_S, "lite-h100-256": LINGER_S}
+# "lite-h100-128": no 48-frame bucket, so a first chunk fills a 128-frame row (99 frames,
+# 1.15 s of audio, where 19 frames gave the second window 0.22 s).
+LITE_PLANS = {"lite-h100": 0.0, "lite-h100-vlinger": LINGER_S, "lite-h100-256": LINGER_S,
+              "lite-h100-128": LINGER_S}  # fmt: skip
 PLANS.update({
     "lite-h100": ((48, 128), ROWS_32, True, LINGER_S),
     "lite-h100-vlinger": ((48, 128), ROWS_32, True, LINGER_S),
     "lite-h100-256": ((48, 128, 256), ROWS_32, True, LINGER_S),
+    "lite-h100-128": ((128, 256), ROWS_32, True, LINGER_S),
 })  # fmt: skip
 # The look-ahead's due (--lookahead-due): "sent" (the streamer before 2026-12-06 s15: due
 # at once before the first packet) or "planned" (now: streamer._lookahead_deadline, the

@@ -210,7 +210,9 @@ def test_due_times_never_go_backwards_within_a_stream() -> None:
 @pytest.mark.parametrize("vocoder", ["v1", "lite"])
 def test_engine_buckets_hold_each_vocoders_windows(vocoder: str) -> None:
     # The engine's shapes for each vocoder, with that vocoder's own context: the first
-    # window lands in the smallest bucket (a short first chunk), none outgrows the largest.
+    # window lands in the smallest bucket, none outgrows the largest. V1's first chunk is
+    # short; the light vocoder's fills a 128-frame row (99 frames, 1.15 s): the second
+    # window is due over a second after first audio, not 0.2 s (bursts stalled there).
     from emostream.engine.batcher import engine_buckets
     from emostream.engine.chunker import ChunkSchedule
     from emostream.models.hifigan import CONTEXT_FRAMES as V1_CONTEXT
@@ -223,6 +225,7 @@ def test_engine_buckets_hold_each_vocoders_windows(vocoder: str) -> None:
         ws = list(schedule.windows(total))
         assert all(w.hi - w.lo <= spec.max_frames for w in ws)
         if total > spec.frames[0]:
-            assert ws[0].hi - ws[0].lo == spec.frames[0] and ws[0].emitted <= 20
+            first = {"v1": range(1, 21), "lite": range(99, 100)}[vocoder]
+            assert ws[0].hi - ws[0].lo == spec.frames[0] and ws[0].emitted in first
     with pytest.raises(ValueError):
         engine_buckets("v2")

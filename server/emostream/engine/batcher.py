@@ -92,14 +92,16 @@ class BucketSpec:
 # call fewer. Simulated H200 (bench/engine_sim.py): 850 streams in real time, 775 with the
 # 64-frame bucket, 625 with windows as planned in 32/64/96 (the engine before 2026-12-03).
 ENGINE_BUCKETS = BucketSpec(frames=(32, 96))
-# The light vocoder needs 29 frames each side: in a 96-frame row only 38 frames are new audio
-# and its first chunk (14 + 29) misses the 32 bucket. Its rows are 48 (a first chunk of 19
-# frames) and 128 frames (70 new a row, 55 % of what it computes against 40 % at 96), and
-# 256 frames (198 new, 77 %) for the wide chunks of later segments (chunker.bucketed_schedule).
+# The light vocoder needs 29 frames each side: in a 96-frame row only 38 frames are new audio.
+# Its rows are 128 frames (a first chunk of 99 frames, 1.15 s; 70 new in a later row) and
+# 256 (198 new, 77 %) for the wide chunks of later segments (chunker.bucketed_schedule).
 # H100 (2026-12-06): one call ~0.70 ms + ~0.53 us a frame-row, so a call and its host work
 # (~0.2 ms an item) cost more than the rows: fewer, wider windows. Simulated on the H100's
-# costs (bench/engine_sim.py, lite-h100-256): 1.34 -> 0.99 windows per audio second.
-LITE_ENGINE_BUCKETS = BucketSpec(frames=(48, 128, 256))
+# costs (bench/engine_sim.py, lite-h100-256): 1.34 -> 0.99 windows per audio second. A 48-frame
+# row (until 2026-12-06 s16) made first chunks of 19 frames: in bursts of 250 replies the
+# second window was due 0.2 s after the first audio and 617 of 1,000 replies stalled there
+# (H100, s16b); without it the simulated knee rose 1,400 -> 1,600 (lite-h100-128).
+LITE_ENGINE_BUCKETS = BucketSpec(frames=(128, 256))
 
 
 def engine_buckets(vocoder: str) -> BucketSpec:

@@ -116,7 +116,7 @@ async def setup_device(settings: Settings) -> DeviceSetup:
     from emostream.voices.catalog import vocoder_choice
 
     # V1 keeps the in-process engine's default shapes; the light vocoder's windows (29
-    # frames of context a side: up to 106 frames) need its own (48, 128, 256).
+    # frames of context a side: up to 106 frames) need its own (128, 256).
     lite = vocoder_choice(settings) == "lite"
     engine = GpuVocoderEngine(vocoder_backend(settings),
                               buckets=LITE_ENGINE_BUCKETS if lite else None)  # fmt: skip
