@@ -55,6 +55,10 @@ class Settings:
     # much more per row than a full one (the light vocoder on a GPU; HiFi-GAN V1's cost is
     # mostly rows and its batches seldom qualify). 0: off.
     engine_vocoder_linger_ms: float = 40.0
+    # The engine's vocoder row lengths in frames (engine=process on cuda), e.g. "48,128,256";
+    # empty: the vocoder's own (HiFi-GAN V1 32,96; the light vocoder 128,256). For A/B runs:
+    # the front ends fill their windows to whatever the engine says.
+    engine_vocoder_frames: str = ""
     # The engine process logs one `engine stats {json}` line this often, seconds (0: never).
     engine_stats_s: float = 5.0
     # -- cluster (README "Cluster": engine=ray, `emostream serve --ray`, the [ray] extra) -----
@@ -183,6 +187,9 @@ class Settings:
     log_level: str = "info"
 
     def __post_init__(self) -> None:
+        from emostream.engine.batcher import parse_frames
+
+        parse_frames(self.engine_vocoder_frames)  # ValueError now, not in the engine process
         if not 0.5 <= self.clone_gain <= 3.0:
             raise ValueError(f"clone_gain {self.clone_gain}: use 0.5-3.0 (1.0: off)")
         if self.vocoder_compile not in VOCODER_COMPILE:

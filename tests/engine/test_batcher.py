@@ -229,3 +229,21 @@ def test_engine_buckets_hold_each_vocoders_windows(vocoder: str) -> None:
             assert ws[0].hi - ws[0].lo == spec.frames[0] and ws[0].emitted in first
     with pytest.raises(ValueError):
         engine_buckets("v2")
+
+
+def test_engine_vocoder_frames_override_the_rows_for_ab_runs() -> None:
+    from emostream.config import Settings
+    from emostream.engine.batcher import LITE_ENGINE_BUCKETS, engine_buckets, parse_frames
+
+    assert parse_frames("") == () and engine_buckets("lite", ()) == LITE_ENGINE_BUCKETS
+    spec = engine_buckets("lite", parse_frames("48,128,256"))
+    assert spec.frames == (48, 128, 256)
+    assert spec.batch_sizes == LITE_ENGINE_BUCKETS.batch_sizes
+    for bad in ("128,48", "0,128", "48,512", "48;128", "a"):
+        with pytest.raises(ValueError, match="vocoder frames"):
+            parse_frames(bad)
+        with pytest.raises(ValueError, match="vocoder frames"):
+            Settings(engine_vocoder_frames=bad)
+    assert Settings.from_env(
+        {"EMOSTREAM_ENGINE_VOCODER_FRAMES": "48,128,256"}
+    ).engine_vocoder_frames
