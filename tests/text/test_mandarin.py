@@ -77,6 +77,32 @@ CASES: list[tuple[str, str, str]] = [
     (POLYPHONE, "服务器炸了", "fu2 wu4 qi4 zha4 le5"),  # blew up: stays zhà
     (POLYPHONE, "他中了大奖", "ta1 zhong4 le5 da4 jiang3"),  # won: zhòng (was zhōng)
     (POLYPHONE, "房间中间", "fang2 jian1 zhong1 jian1"),  # middle: stays zhōng
+    # session 16 audit
+    (POLYPHONE, "我最喜欢玩切水果", "wo3 zui4 xi3 huan5 wan2 qie1 shui2 guo3"),  # cut: was qie4
+    (POLYPHONE, "切换账号", "qie1 huan4 zhang4 hao4"),
+    (POLYPHONE, "主播切歌吧", "zhu3 bo1 qie1 ge1 ba5"),
+    (POLYPHONE, "一起切蛋糕", "yi4 qi3 qie1 dan4 gao1"),
+    (POLYPHONE, "这想法不切实际", "zhe4 xiang2 fa3 bu2 qie4 shi2 ji4"),  # pypinyin's qiē
+    (POLYPHONE, "切，谁信啊", "qie4 shui2 xin4 a5"),  # the scoff: stays qiè
+    (POLYPHONE, "一切都会好起来的", "yi2 qie4 dou1 hui4 hao2 qi3 lai2 de5"),
+    (POLYPHONE, "我的手划破了，流了好多血", "wo3 de5 shou3 hua2 po4 le5 liu2 le5 hao3 duo1 xie3"),
+    (POLYPHONE, "吐了一口血", "tu3 le5 yi4 kou2 xie3"),  # said alone: xiě
+    (POLYPHONE, "血条没了", "xue4 tiao2 mei2 le5"),  # a compound: stays xuè
+    (POLYPHONE, "下播了我打的回家", "xia4 bo1 le5 wo2 da3 di1 hui2 jia1"),  # a taxi: dǎ dī
+    (POLYPHONE, "我们打的去机场", "wo3 men5 da3 di1 qu4 ji1 chang3"),
+    (POLYPHONE, "你打的过他吗", "ni2 da3 de5 guo4 ta1 ma5"),  # 打得过 written with 的
+    (POLYPHONE, "他默默地关掉了直播", "ta1 mo4 mo4 de5 guan1 diao4 le5 zhi2 bo1"),  # was di4
+    (POLYPHONE, "悄悄地走了", "qiao1 qiao1 de5 zou3 le5"),
+    (
+        POLYPHONE,
+        "这首歌我单曲循环了50遍",
+        "zhe4 shou3 ge1 wo3 dan1 qu3 xun2 huan2 le5 wu3 shi2 bian4",
+    ),
+    (POLYPHONE, "这首片尾曲是谁唱的", "zhe4 shou3 pian4 wei2 qu3 shi4 shui2 chang4 de5"),  # a song
+    (POLYPHONE, "高歌一曲", "gao1 ge1 yi4 qu3"),
+    (POLYPHONE, "九曲十八弯", "jiu3 qu1 shi2 ba1 wan1"),  # bends: stays qū
+    (NEUTRAL, "看到这个就恶心", "kan4 dao4 zhe4 ge5 jiu4 e3 xin5"),  # was xin1
+    (NEUTRAL, "他把钱藏在床底下", "ta1 ba3 qian2 cang2 zai4 chuang2 di3 xia5"),  # was xia4
     # session 14 audit
     (POLYPHONE, "我睡不着觉", "wo3 shui4 bu5 zhao2 jiao4"),  # was bu4 zhe5 jue2
     (POLYPHONE, "量一量体温", "liang2 yi5 liang2 ti3 wen1"),  # to measure: liáng
@@ -455,6 +481,11 @@ CASES: list[tuple[str, str, str]] = [
     (NUMBER, "1/4的时间在睡觉", "si4 fen1 zhi1 yi1 de5 shi2 jian1 zai4 shui4 jiao4"),
     (NUMBER, "今天气温35℃", "jin1 tian1 qi4 wen1 san1 shi2 wu3 she4 shi4 du4"),
     (NUMBER, "一共多少钱？15块8毛", "yi2 gong4 duo1 shao3 qian2 shi2 wu3 kuai4 ba1 mao2"),
+    (NUMBER, "晚上11点半见", "wan3 shang5 shi2 yi1 dian3 ban4 jian4"),  # jieba's 晚上十: shang4
+    (NUMBER, "打个88折", "da3 ge4 ba1 ba1 zhe2"),  # a discount: digit by digit (八十八折)
+    (NUMBER, "95折", "jiu2 wu3 zhe2"),
+    (NUMBER, "昨天充了648", "zuo2 tian1 chong1 le5 liu4 si4 ba1"),  # a top-up tier
+    (NUMBER, "648元", "liu4 bai3 si4 shi2 ba1 yuan2"),  # an amount: stays a quantity
     (NUMBER, "二〇二五年", "er4 ling2 er4 wu3 nian2"),  # 〇 (U+3007) was dropped
     (NUMBER, "一九〇八年", "yi1 jiu3 ling2 ba1 nian2"),
     (NUMBER, "增长了10%-20%", "zeng1 zhang3 le5 bai3 fen1 zhi1 shi2 dao4 bai3 fen1 zhi1 er4 shi2"),

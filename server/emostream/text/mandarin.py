@@ -12,7 +12,7 @@ The pipeline, one phrase (text between punctuation marks) at a time:
 4. Tone sandhi on the surface tones: third tone by word structure (cyclic, inner constituent
    first, then across words left to right inside a phrase), 一 and 不, neutral tones.
 
-On the test table in ``tests/text/test_mandarin.py`` (255 cases then, 381 now) the previous
+On the test table in ``tests/text/test_mandarin.py`` (255 cases then, 462 now) the previous
 front end (cn2an + jieba + ``lazy_pinyin``, no sandhi, no context rules) got 139 cases wrong.
 """
 
@@ -144,10 +144,16 @@ WORDS: dict[str, str] = {
     "乐得": "le4 de5", "得直": "de5 zhi2", "干一行": "gan4 yi4 hang2",
     "不好意思": "bu4 hao3 yi4 si5", "早上好": "zao3 shang5 hao3", "晚上好": "wan3 shang5 hao3",
     "说说": "shuo1 shuo5",  # a reduplicated verb (jieba cut it 说/说; 看看, 想想 were right)
+    # session 16 audit
+    "恶心": "e3 xin5", "底下": "di3 xia5",  # neutral in 现汉 (pypinyin: ě xīn, dǐ xià)
+    "不切实际": "bu4 qie4 shi2 ji4",  # pypinyin's phrase says qiē (切实 is qiè)
 }  # fmt: skip
 # WORDS entries whose 一 is the bare numeral (yi1 whatever follows)
 _FROZEN_YI_WORDS = {"买一送一"}
-_JIEBA_WORDS = ("一觉醒来", "天哪", "说说")
+_JIEBA_WORDS = ("一觉醒来", "天哪", "说说", "切水果")
+# jieba's dictionary has 晚上十 (frequency 2): 晚上十弌点 (11 p.m.) was cut 晚上十/弌/点, which
+# hid 晚上 from WORDS (wǎn shang, not shàng); 晚上十点 was already 晚上/十点
+_JIEBA_NOT_WORDS = ("晚上十",)
 # 上头 after a degree adverb or before a final particle is the slang adjective "addictive,
 # carried away" (太上头了, 真上头, 别上头), shàng tóu; the noun "above / the higher-ups" is
 # shàng tou (上头说了, 桌子上头)
@@ -328,7 +334,27 @@ def _single_char_reading(
         return "ye1"
     if ch == "空":  # 空出一块地方, 空出来, 空着: to leave room (kòng); 空了 stays kōng
         return "kong4" if alone and next_word[:1] in ("出", "着") else None
+    if ch == "切":  # 切换, 切歌, 切菜, 切一下: to cut, to switch (qiē; pypinyin's lone 切 is qiè)
+        # 一切, 亲切, 切实, 切记 are dictionary phrases (qiè); 切尔西, 切尼 are names (qiè);
+        # a 切 with no hanzi after it is the scoffing interjection (切，谁信啊: qiè)
+        cut = initial and bool(nxt) and HAN_RE.match(nxt) is not None and nxt not in _QIE_NAMES
+        return "qie1" if cut and prev != "一" else None
+    if ch == "血":  # 流了好多血, 吐了一口血: said alone, colloquial xiě (审音表: 口语多单用)
+        amount = bool(prev_word) and prev_word[-1] in "多点口滴身脸手地些是少"
+        return "xie3" if alone and amount and next_word in _PHRASE_END else None
+    if ch == "曲":  # 单曲, 新曲, 主题曲, 片尾曲, 一曲, 曲风, 曲库: a song (qǔ, not qū)
+        # 歌曲, 弯曲, 曲线 are dictionary phrases; 九曲, 那曲 (places) keep pypinyin's qū
+        song = bool(prev) and prev in _SONG_BEFORE and (alone or not initial)
+        return "qu3" if song or (initial and bool(nxt) and nxt in "风库名单") else None
+    if ch == "的":  # 打的回家, 打的去机场: to take a taxi (dǎ dī); 我打的 stays de
+        return "di1" if alone and prev_word == "打" and next_word in _TAXI_TO else None
     return None
+
+
+_SONG_BEFORE = set("单新名古恋编题尾头唱乐想事宾部兴眠首歌舞奏琴打一行")  # ...曲 is a song
+_QIE_NAMES = set("尔尼诺沃夫斯拉利克萨齐肤")  # 切尔西, 切尼, 切诺基, 切肤: qiè
+_PHRASE_END = {"", "了", "啊", "呀", "吗", "呢", "吧", "啦", "的"}
+_TAXI_TO = {"去", "回", "回家", "回去", "回来"}  # 打的过 is 打得过 written with 的: not a taxi
 
 
 def _carried_bei(syls: list[Syllable], word: str, next_word: str) -> list[Syllable]:
@@ -484,6 +510,8 @@ class MandarinFrontEnd:
         jieba.setLogLevel(logging.WARNING)
         for w in _JIEBA_WORDS:  # words jieba cuts wrongly (一/觉醒/来), read from WORDS
             jieba.add_word(w)
+        for w in _JIEBA_NOT_WORDS:  # entries that glue a word to a digit reading
+            jieba.del_word(w)
         return jieba.lcut  # type: ignore[no-any-return]
 
     @cached_property
@@ -613,6 +641,8 @@ class MandarinFrontEnd:
                 nxt = word[k + 1 : k + 2] if len(out) == len(word) else ""
                 if nxt not in ("人", "动"):
                     s.base, s.tone = "hang", 2
+        if len(word) >= 3 and word[-1] == "地" and word[-3] == word[-2] and len(out) == len(word):
+            out[-1].base, out[-1].tone = "de", 5  # 默默地, 悄悄地, 沉甸甸地: jieba's words (was dì)
         return _authentic(_carried_bei(_counted_zhong(out, prev_word), word, next_word), word,
                           prev_word)  # fmt: skip
 
@@ -631,8 +661,8 @@ class MandarinFrontEnd:
                 for s in syls:
                     if s.char == "不":
                         s.late_neutral = True
-            if len(text) == 1 and text in _PARTICLES and i > 0:
-                syls[0].tone = 5
+            if len(text) == 1 and text in _PARTICLES and i > 0 and syls[0].base != "di":
+                syls[0].tone = 5  # (打的 dǎ dī is no particle)
             if len(text) >= 2 and text[-1] == "们":
                 syls[-1].tone = 5
             if len(text) >= 2 and text[-1] == "子" and text not in WORDS:

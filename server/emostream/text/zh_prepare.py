@@ -47,6 +47,9 @@ _CODE_WORDS = re.compile(
 _CODE_BEFORE = re.compile(rf"{_CODE_WORDS.pattern}(?:号码|号)?(?:是|为|:|：|\s)*$")
 _SLANG = re.compile(r"6{3,}|23{2,}|886|520|521|1314|5201314|996")  # said digit by digit
 _EMERGENCY = {"110", "119", "120", "122", "114"}
+# 648, a game's top-up tier, is said digit by digit after 充/氪 (充了648, 氪了三个648; 648元 and
+# 考了648分 are amounts)
+_TOPUP = re.compile(r"(充|氪)[了个值一二两三四五六七八九十几]{0,3}$")
 # Service lines said digit by digit: these are never quantities in chat (12306 rail tickets,
 # carriers, complaints, traffic, banks) ...
 _SERVICE = {"12306", "12315", "12123", "10086", "10010", "95588", "95533", "95599", "95566",
@@ -188,8 +191,11 @@ def _read_int(num: str, text: str, start: int, end: int) -> str:
         return _freeze(cardinal(int(num)))
     if after.startswith("点") and int(num) <= 24:
         return _freeze(cardinal(int(num), liang=True))
+    if after.startswith("折") and len(num) == 2 and num[1] != "0":
+        return digits(num)  # 95折, 88折: 九五折, 八八折 (a discount is said digit by digit)
     service = num in _SERVICE or (num in _SERVICE_CUED and _DIALS.search(before) is not None)
-    if not measure and (_SLANG.fullmatch(num) or num in _EMERGENCY or service):
+    topup = num == "648" and _TOPUP.search(before) is not None  # 充了648: 六四八
+    if not measure and (_SLANG.fullmatch(num) or num in _EMERGENCY or service or topup):
         return digits(num, yao=num in _EMERGENCY or service)
     long_code = len(num) >= 11 or (len(num) >= 7 and int(num) % 1000 != 0)
     if (
