@@ -15,6 +15,11 @@ more than ``slow_reader_timeout_s`` for a client that stopped reading cuts the s
 sent if the client reads again within a second, else the socket is left to close). Sends wait
 for the transport's buffer to drain below its high-water mark (uvicorn), so what the server
 holds for one stream is bounded by that mark (64 KiB) plus one frame, never the whole utterance.
+An audio frame is sent without a timer of its own (50 frames a second a stream: an
+``asyncio.timeout`` each was the larger half of a frame's CPU, ``bench/ws_send_cost.py``):
+the connection's watchdog, waking every quarter of ``slow_reader_timeout_s``, cuts the
+utterance whose frame has waited longer than that (so after 1-1.25 times it); other sends,
+and a frame queued behind another, keep their own timeout.
 On drain (:mod:`emostream.transport.drain`) a connection gets ``shutting_down`` and 1001.
 
 Lines (``line``: danmaku, chat) wait in a per-connection
@@ -142,6 +147,8 @@ class StreamConnection:
         self._lines_task: asyncio.Task[None] | None = None
         self._lines_wake = asyncio.Event()
         self._playout = Playout()  # the listener's clock: every binary frame sent
+        # The audio frame being sent without a timer: (its utterance's task, since when).
+        self._frame_send: tuple[asyncio.Task[Any], float] | None = None
 
     def _new_protocol(self) -> SessionProtocol:
         settings = self.service.settings
@@ -198,6 +205,7 @@ class StreamConnection:
         await self.ws.accept(subprotocol=chosen)
         self.drain.connections.add(self)
         receiving: asyncio.Task[Any] | None = None
+        watchdog = asyncio.create_task(self._watch_frames())
         try:
             while True:
                 if receiving is None:
@@ -230,6 +238,7 @@ class StreamConnection:
         except WebSocketDisconnect:
             pass
         finally:
+            watchdog.cancel()
             if receiving is not None and not receiving.done():
                 receiving.cancel()
             self.drain.connections.discard(self)
@@ -655,7 +664,40 @@ class StreamConnection:
         await self._send(text=json.dumps(body, ensure_ascii=False), timeout=timeout)
 
     async def _send_bytes(self, data: bytes) -> bool:
-        return await self._send(data=data)
+        """One audio frame, from an utterance's task. With nothing queued before it, no timer
+        of its own: :meth:`_watch_frames` bounds the wait (and cancels the task)."""
+        task = asyncio.current_task()
+        if self._send_lock.locked() or task is None:
+            return await self._send(data=data)
+        if (
+            self._stalled
+            or self.ws.client_state != WebSocketState.CONNECTED
+            or self.ws.application_state != WebSocketState.CONNECTED
+        ):
+            return False
+        self._frame_send = (task, time.monotonic())
+        try:
+            async with self._send_lock:
+                await self.ws.send_bytes(data)
+            return True
+        except (WebSocketDisconnect, RuntimeError, OSError):
+            log.debug("send after disconnect dropped")
+            return False
+        finally:
+            self._frame_send = None
+
+    async def _watch_frames(self) -> None:
+        """Cut the utterance whose audio frame waits longer than ``slow_reader_timeout_s``
+        for a client that does not read (as :meth:`_send`'s timeout does for other sends)."""
+        limit = self.service.settings.slow_reader_timeout_s
+        while True:
+            await asyncio.sleep(limit / 4)
+            pending = self._frame_send
+            if pending is not None and time.monotonic() - pending[1] >= limit:
+                log.info("client stopped reading for %.1f s; cutting its stream", limit)
+                self._stalled = True
+                self._request_stop(SLOW_READER)
+                pending[0].cancel()
 
     async def _send(
         self, *, text: str | None = None, data: bytes | None = None, timeout: float | None = None
