@@ -11,8 +11,9 @@ Opus at 48 kHz, 32 kb/s and each complexity, decoded, scored with DNSMOS (``spee
 ``[dev]`` extra), against the audio before Opus (complexity -1 in the output).
 ``--modes N``: the encoder's modes (``OPUS_APPLICATIONS``: hybrid SILK+CELT ``audio`` against
 CELT-only ``lowdelay``) at several bitrates and complexities on N of those lines: encode cost
-per audio second on the speech itself (best of 3), bitrate, DNSMOS and wideband PESQ (P.862,
-``pesq``, the ``[eval]`` extra; the clip before Opus as reference) per line, averaged.
+per audio second on the speech itself (best of 3), bitrate, DNSMOS and wideband PESQ (P.862;
+``pip install pesq``, kept out of the extras: PyPI has only its source, which needs a C
+compiler; the clip before Opus as reference) per line, averaged.
 """
 
 from __future__ import annotations
@@ -142,7 +143,10 @@ def _encoder(rate: int, application: str, bitrate: int, complexity: int) -> opus
 
 def mode_rows(n: int) -> list[dict[str, float | str]]:
     """Each of :data:`MODES` on ``n`` spoken lines: cost, bitrate, DNSMOS, PESQ."""
-    from pesq import pesq
+    try:
+        from pesq import pesq
+    except ImportError:
+        sys.exit("--modes needs PESQ: pip install pesq (source only: needs a C compiler)")
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from lab.acoustic_quality import dnsmos_scores
