@@ -95,6 +95,23 @@ CASES = [
         "idc, w/e, approx 5, cats vs dogs",
         "I don't care, whatever, approximately 5, cats versus dogs",
     ),
+    # session 16 audit (100 chat lines through espeak)
+    ("mhm, yeah. Mm-hmm", "um-hum, yeah. um-hum"),  # espeak: "em aitch em"
+    ("shh, Shhh! ssh into it", "sch, sch! ssh into it"),  # "ess aitch aitch"; ssh the tool
+    ("LUL he fell, lul", "lul he fell, lul"),  # capitals: "el you el"
+    ("hahahaha that voice crack, Haha", "ha ha ha ha that voice crack, ha ha"),
+    ("imho, happy bday, BDAY", "in my humble opinion, happy birthday, birthday"),
+    ("ggs, GGs, eggs", "gg's, gg's, eggs"),  # espeak: "G G S", "G G"
+    ("gl hf, glhf!", "good luck have fun, good luck, have fun!"),
+    ("GL and HF stay, OpenGL", "GL and HF stay, OpenGL"),
+    (
+        "gr8, see you l8r, stream 2day, live 2nite, a 2-day pass",
+        "great, see you later, stream today, live tonight, a 2-day pass",
+    ),
+    ("met irl, IRL, girl", "met I R L, I R L, girl"),  # espeak: "earl"
+    ("omfg, lmfaooo", "O M F G, L M F eigh O"),  # espeak: "ahmfg", "el-em-fow"
+    ("at https://emostream.tv/schedule", "at emostream.tv/schedule"),
+    ("example.fr, hf.co, foo/ty, ty", "example.fr, hf.co, foo/ty, thank you"),  # was "for real"
 ]
 
 

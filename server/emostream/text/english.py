@@ -21,7 +21,9 @@ module only rewrites what it reads badly, into forms it reads well (digits stay 
   approx and lower-case vs in full. (``<3`` is :func:`emostream.text.normalize.normalize`'s:
   "love".) Session 15 (30 chat lines through espeak): a weekday after on/every/until…
   (``on Sat`` → ``on Saturday``; espeak read the verb "sat"), lower-case ``ez`` → ``easy``,
-  ``v2.3.1`` → ``version 2.3.1``.
+  ``v2.3.1`` → ``version 2.3.1``. Session 16 (100 chat lines): imho, bday, gr8, l8r, 2day,
+  2nite, lower-case gl/hf in full; GGs → gg's; irl/omfg/lmfao spelled (espeak said "earl");
+  mhm → um-hum, shh → sch (ʃ), LUL → lul, hahaha → ha ha ha; ``https://`` dropped.
 
 Pure functions; the G2P calls :func:`normalize_english` on every Latin-script run.
 """
@@ -113,18 +115,29 @@ _SHORTHAND = {
     "wdym": "what do you mean", "hbu": "how about you", "ikr": "I know, right",
     "tysm": "thank you so much", "lvl": "level", "w/o": "without",
     "idc": "I don't care", "w/e": "whatever", "approx": "approximately",
+    # session 16: espeak said "im-hoe", "bee-day", "G G S" (GGs: "G G", the s lost)
+    "imho": "in my humble opinion", "bday": "birthday", "ggs": "gg's",
+    "glhf": "good luck, have fun",
 }  # fmt: skip
 # lower-case only: Ty and NP are also a name and "NP-hard", VS Code a product, BC an era
 _LOWER_SHORTHAND = {"ty": "thank you", "np": "no problem", "w/": "with", "tmrw": "tomorrow",
                     "tmr": "tomorrow", "rn": "right now", "bc": "because", "ofc": "of course",
-                    "fr": "for real", "vs": "versus", "ez": "easy"}  # fmt: skip
+                    "fr": "for real", "vs": "versus", "ez": "easy",
+                    # session 16: letters aloud ("gee el", "aitch eff"), digits for sounds
+                    # ("gee ar eight", "el eight ar", "two day"); GL, HF stay (OpenGL, HF radio)
+                    "gl": "good luck", "hf": "have fun", "gr8": "great", "l8r": "later",
+                    "2day": "today", "2nite": "tonight"}  # fmt: skip
+# not inside a name or address: example.fr, hf.co, foo/ty stay
 _LOWER_SHORTHAND_RE = re.compile(
-    r"(?<![\w/])(" + "|".join(re.escape(k) for k in _LOWER_SHORTHAND) + r")(?![\w/])"
+    r"(?<![\w/])(?<!\w\.)(" + "|".join(re.escape(k) for k in _LOWER_SHORTHAND) + r")(?![\w/]|\.\w)"
 )
 # (brb, irl, smh, omg, lol stay letters or one word: said that way aloud too; Whisper writes
 # "BRB" for the letters and "Be right back" for the words, and the held-out line says Brb)
 _SHORTHAND_RE = re.compile(r"\b(" + "|".join(re.escape(k) for k in _SHORTHAND) + r")(?![\w/])",
                            re.IGNORECASE)  # fmt: skip
+# Said as letters, spelled here because espeak reads them as a word: irl "earl", omfg "ahmfg",
+# lmfao "el-em-fow" (any case: IRL too)
+_SPELLED = re.compile(r"\b(irl|omfg|lmfao)\b", re.IGNORECASE)
 # counts and rates chat writes short: 10k followers, 2x faster, x2, 24/7, 50/50, 7/10, 2:1,
 # 72°F; Roman numerals after a name (World War II, Chapter IV: espeak says "Roman two")
 _THOUSANDS = re.compile(r"\b(\d+(?:\.\d+)?)k\b")
@@ -171,12 +184,26 @@ _INTERJECTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bh+m+\b", re.IGNORECASE), "hmm"),
     (re.compile(r"\ba+w{2,}\b", re.IGNORECASE), "aw"),
     (re.compile(r"\be+w{2,}\b", re.IGNORECASE), "ew"),
+    # session 16: mhm / mm-hmm (em aitch em) → um-hum, shh (ess aitch aitch) → sch (espeak: ʃ),
+    # the emote LUL in capitals (el you el) → lul
+    (re.compile(r"\bm+-?h+m+\b", re.IGNORECASE), "um-hum"),
+    (re.compile(r"\bs+h{2,}\b", re.IGNORECASE), "sch"),
+    (re.compile(r"\bLUL\b"), "lul"),
 )
 _HEHE = re.compile(r"\b(?:he){2,}h?\b", re.IGNORECASE)
+_HAHA = re.compile(r"\b(?:ha){2,}h?\b", re.IGNORECASE)  # hahahaha: "ha-huh-HA-huh"
+# a web address is read from its host: https://emostream.tv → emostream dot tv (not "aitch tee
+# tee pee ess colon slash slash")
+_SCHEME = re.compile(r"\bhttps?://(?=\w)", re.IGNORECASE)
 # a word stretched at its end: sooo, GOOOO, nooo, yooo → so, GO, no, yo (espeak: "suːuː");
 # heyyy, whyyy, ayyy → hey, why, ay. Only o and y: a stretched e, s or l may end a real
 # double letter (see, kiss, all), which one letter would misspell.
 _STRETCHED = re.compile(r"\b([A-Za-z]*[^\WoO\d_])([oO]{3,})\b|\b([A-Za-z]*[^\WyY\d_])([yY]{3,})\b")
+
+
+def _spell(word: str) -> str:
+    """irl → I R L, lmfao → L M F eigh O."""
+    return " ".join(LETTER_A if c == "A" else c for c in word.upper())
 
 
 def _unit(m: re.Match[str]) -> str:
@@ -195,16 +222,19 @@ def _iso_date(m: re.Match[str]) -> str:
 def normalize_english(text: str) -> str:
     """Rewrite money, clock times, dates, ranges, phone numbers, "No." and years for espeak-ng; a
     mid-sentence capital A is the letter's name (``eigh``); chat shorthand is said in full and
-    chat interjections (Hm, Aww, Hehe) are respelled as espeak reads them right."""
+    chat interjections (Hm, Aww, Hehe, mhm, shh) are respelled as espeak reads them right."""
     text = _LETTER_A.sub(LETTER_A, text)
     text = _SHORTHAND_RE.sub(lambda m: _SHORTHAND[m.group(1).lower()], text)
     text = _LOWER_SHORTHAND_RE.sub(lambda m: _LOWER_SHORTHAND[m.group(1)], text)
     for pattern, said in _INTERJECTIONS:
         text = pattern.sub(said, text)
     text = _HEHE.sub(lambda m: " ".join(["heh"] * (len(m.group(0)) // 2)), text)
+    text = _HAHA.sub(lambda m: " ".join(["ha"] * (len(m.group(0)) // 2)), text)
     text = _STRETCHED.sub(
         lambda m: (m.group(1) or m.group(3)) + (m.group(2) or m.group(4))[0], text
     )
+    text = _SPELLED.sub(lambda m: _spell(m.group(1)), text)  # after lmfaooo → lmfao
+    text = _SCHEME.sub("", text)
     text = _MONEY.sub(_money, text)
     text = _TIME.sub(_time, text)
     text = _PHONE.sub(_phone, text)
