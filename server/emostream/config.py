@@ -11,6 +11,9 @@ from typing import Any
 # that capture CUDA graphs of their own, reduce-overhead and max-autotune, would clash with
 # the engine's graph pool and are not offered).
 VOCODER_COMPILE = ("off", "default", "max-autotune-no-cudagraphs")
+# The engine's longest vocoder row: a window's audio (256 frames x 256 samples, float32) fills one
+# front-end shared-memory slot (engine.engine_client.SLOT_BYTES, 256 KiB).
+MAX_ENGINE_FRAMES = 256
 
 
 @dataclass(frozen=True)
@@ -186,10 +189,22 @@ class Settings:
     max_contexts_per_connection: int = 8
     log_level: str = "info"
 
-    def __post_init__(self) -> None:
-        from emostream.engine.batcher import parse_frames
+    def vocoder_frames(self) -> tuple[int, ...]:
+        """``engine_vocoder_frames`` as ascending row lengths (``()``: the vocoder's own);
+        at most :data:`MAX_ENGINE_FRAMES`. Raises ValueError."""
+        text = self.engine_vocoder_frames
+        if not text.strip():
+            return ()
+        try:
+            frames = tuple(int(x) for x in text.split(","))
+        except ValueError:
+            raise ValueError(f"vocoder frames {text!r}: comma-separated whole numbers") from None
+        if list(frames) != sorted(set(frames)) or frames[0] < 1 or frames[-1] > MAX_ENGINE_FRAMES:
+            raise ValueError(f"vocoder frames {text!r}: ascending, 1-{MAX_ENGINE_FRAMES}")
+        return frames
 
-        parse_frames(self.engine_vocoder_frames)  # ValueError now, not in the engine process
+    def __post_init__(self) -> None:
+        self.vocoder_frames()  # ValueError now, not in the engine process
         if not 0.5 <= self.clone_gain <= 3.0:
             raise ValueError(f"clone_gain {self.clone_gain}: use 0.5-3.0 (1.0: off)")
         if self.vocoder_compile not in VOCODER_COMPILE:

@@ -233,17 +233,17 @@ def test_engine_buckets_hold_each_vocoders_windows(vocoder: str) -> None:
 
 def test_engine_vocoder_frames_override_the_rows_for_ab_runs() -> None:
     from emostream.config import Settings
-    from emostream.engine.batcher import LITE_ENGINE_BUCKETS, engine_buckets, parse_frames
+    from emostream.engine.batcher import LITE_ENGINE_BUCKETS, engine_buckets
+    from emostream.engine.engine_client import SLOT_BYTES
 
-    assert parse_frames("") == () and engine_buckets("lite", ()) == LITE_ENGINE_BUCKETS
-    spec = engine_buckets("lite", parse_frames("48,128,256"))
+    assert Settings().vocoder_frames() == ()
+    assert engine_buckets("lite", ()) == LITE_ENGINE_BUCKETS
+    ab = Settings.from_env({"EMOSTREAM_ENGINE_VOCODER_FRAMES": "48,128,256"})
+    spec = engine_buckets("lite", ab.vocoder_frames())
     assert spec.frames == (48, 128, 256)
     assert spec.batch_sizes == LITE_ENGINE_BUCKETS.batch_sizes
     for bad in ("128,48", "0,128", "48,512", "48;128", "a"):
         with pytest.raises(ValueError, match="vocoder frames"):
-            parse_frames(bad)
-        with pytest.raises(ValueError, match="vocoder frames"):
             Settings(engine_vocoder_frames=bad)
-    assert Settings.from_env(
-        {"EMOSTREAM_ENGINE_VOCODER_FRAMES": "48,128,256"}
-    ).engine_vocoder_frames
+    assert Settings(engine_vocoder_frames="256").vocoder_frames() == (256,)
+    assert 256 * 256 * 4 <= SLOT_BYTES  # the longest row allowed fits a front end's slot

@@ -104,27 +104,10 @@ ENGINE_BUCKETS = BucketSpec(frames=(32, 96))
 LITE_ENGINE_BUCKETS = BucketSpec(frames=(128, 256))
 
 
-MAX_ENGINE_FRAMES = 256  # a window's audio must fit a front end's shared-memory slot
-
-
-def parse_frames(text: str) -> tuple[int, ...]:
-    """``"48,128,256"`` -> ``(48, 128, 256)``: ascending row lengths of at most
-    :data:`MAX_ENGINE_FRAMES` (empty text: ``()``, the vocoder's own). Raises ValueError."""
-    if not text.strip():
-        return ()
-    try:
-        frames = tuple(int(x) for x in text.split(","))
-    except ValueError:
-        raise ValueError(f"vocoder frames {text!r}: comma-separated whole numbers") from None
-    if list(frames) != sorted(set(frames)) or frames[0] < 1 or frames[-1] > MAX_ENGINE_FRAMES:
-        raise ValueError(f"vocoder frames {text!r}: ascending, 1-{MAX_ENGINE_FRAMES}")
-    return frames
-
-
 def engine_buckets(vocoder: str, frames: tuple[int, ...] = ()) -> BucketSpec:
     """The GPU engine's vocoder shapes for ``vocoder`` (``v1`` or ``lite``, as
     :func:`emostream.voices.catalog.vocoder_choice` names them); ``frames``, when given,
-    replace its row lengths (``Settings.engine_vocoder_frames``: A/B runs)."""
+    replace its row lengths (``Settings.vocoder_frames()``: A/B runs)."""
     if vocoder == "lite":
         spec = LITE_ENGINE_BUCKETS
     elif vocoder == "v1":

@@ -422,7 +422,7 @@ def device_stages(settings: Settings, voices: Iterable[object]) -> dict[str, Bat
     if settings.device != "cuda":
         return {}
     from emostream.engine.acoustic_graphs import BATCHES, GraphedAcoustic
-    from emostream.engine.batcher import engine_buckets, parse_frames
+    from emostream.engine.batcher import engine_buckets
     from emostream.engine.devices import vocoder_backend
     from emostream.engine.graph_pool import CudaGraphDevice, GraphJob, GraphPool
     from emostream.models.mel import silence_level
@@ -432,7 +432,7 @@ def device_stages(settings: Settings, voices: Iterable[object]) -> dict[str, Bat
     memory: dict[str, Any] = {"at_start_mib": _mib(device.memory())}  # context, catalog models
     pool = GraphPool(device)
     choice = vocoder_choice(settings)
-    spec = engine_buckets(choice, parse_frames(settings.engine_vocoder_frames))
+    spec = engine_buckets(choice, settings.vocoder_frames())
     backend = vocoder_backend(settings, pool=pool)
     jobs: list[GraphJob] = backend.graph_jobs(spec.shapes())
     weights = {"vocoder": _param_bytes(backend.model)}
