@@ -70,16 +70,22 @@ test('word events follow the playback clock, not the arrival of the words', asyn
   assert.equal(stats.wordsSent.length, 3);
 });
 
-test('cancel: the words heard are those played before the cut', async () => {
+/** A started utterance with its three words and some audio: the words heard so far. */
+async function wordsPlaying(startedEvent) {
   const player = new FakePlayer();
   const { client, ws } = await connected(player);
   const heard = [];
   client.on('word', (w) => heard.push(w.word));
   client.start({ word_timestamps: true });
   client.text('Hello there again.');
-  ws.serverEvent(started);
+  ws.serverEvent(startedEvent);
   ws.serverEvent({ type: 'words', index: 0, words: [HELLO, THERE, AGAIN] });
   ws.serverAudio(new Uint8Array(100));
+  return { player, client, ws, heard };
+}
+
+test('cancel: the words heard are those played before the cut', async () => {
+  const { player, client, ws, heard } = await wordsPlaying(started);
   player.emitPlaying();
   player.stats.samplesPlayed = 48 * (450 + OPUS_LOOKAHEAD_MS);
   const cancelled = client.cancel();
@@ -133,15 +139,7 @@ test('without word timestamps nothing changes: no word events, empty wordsPlayed
 });
 
 test("the server's codec_delay_ms replaces the default look-ahead", async () => {
-  const player = new FakePlayer();
-  const { client, ws } = await connected(player);
-  const heard = [];
-  client.on('word', (w) => heard.push(w.word));
-  client.start({ word_timestamps: true });
-  client.text('Hello there again.');
-  ws.serverEvent({ ...started, codec_delay_ms: 2.5 }); // a CELT-only (lowdelay) server
-  ws.serverEvent({ type: 'words', index: 0, words: [HELLO, THERE, AGAIN] });
-  ws.serverAudio(new Uint8Array(100));
+  const { player, heard } = await wordsPlaying({ ...started, codec_delay_ms: 2.5 }); // CELT only
   player.emitPlaying();
   player.stats.samplesPlayed = 48 * (401 + 2.5); // 401 ms in: 'there' (400 ms) has begun
   await tick(45);
