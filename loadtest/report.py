@@ -89,6 +89,10 @@ def build_report(
             per_stream_rtf.append(
                 sum(r.delivery_ms or 0.0 for r in mine) / sum(r.audio_ms for r in mine)
             )
+    # the level's utterances that started STEADY_AFTER_S or later (see below)
+    steady = [
+        r.first_audio_ms for r in ok if r.started_s is not None and r.started_s >= STEADY_AFTER_S
+    ]
     report: dict[str, Any] = {
         "concurrency": concurrency,
         "utterances": len(records),
@@ -99,10 +103,7 @@ def build_report(
         "server_first_audio_ms": summary(_vals([r.server_first_audio_ms for r in ok])),
         # the same, less each level's start (the staggered start over ramp_s and the
         # warm-up's tail): the steady state apart from the start burst. Not in "good".
-        f"first_audio_ms_after_{STEADY_AFTER_S:g}s": summary(
-            _vals([r.first_audio_ms for r in ok
-                   if r.started_s is not None and r.started_s >= STEADY_AFTER_S])
-        ),  # fmt: skip
+        f"first_audio_ms_after_{STEADY_AFTER_S:g}s": summary(_vals(steady)),
         "rtf": {
             "delivery_per_utterance": summary(_vals([r.delivery_rtf for r in ok]), digits=3),
             "delivery_per_stream": summary(per_stream_rtf, digits=3),
