@@ -103,3 +103,24 @@ def test_push_each_gives_the_same_packets_one_at_a_time(codec: str, rate: int) -
     want = whole.push(sig[:first]) + whole.push(sig[first:]) + whole.finish()
     assert len(want) >= 30 and got == want
     assert each.samples_out == whole.samples_out
+
+
+def test_push_first_sends_the_first_packets_early_and_the_same_bytes() -> None:
+    fmt = OutputFormat("opus", 48000, application="lowdelay")
+    sig = tone(1.2, 22050)
+    whole, first = Packetizer(fmt, in_rate=22050), Packetizer(fmt, in_rate=22050)
+    chunk = 99 * 256  # the light vocoder's first chunk on the GPU engine
+    encoded: list[int] = []
+    inner = first._encode
+
+    def counted(frame: np.ndarray) -> bytes:
+        encoded.append(1)
+        return inner(frame)
+
+    first._encode = counted  # type: ignore[method-assign]
+    packets = first.push_first(sig[:chunk])
+    head = next(packets)
+    assert len(encoded) == 1  # the first packet left after one frame's encoding
+    got = [head, *packets, *first.push(sig[chunk:]), *first.finish()]
+    want = whole.push(sig[:chunk]) + whole.push(sig[chunk:]) + whole.finish()
+    assert len(want) >= 55 and got == want

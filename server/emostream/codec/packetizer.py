@@ -123,6 +123,16 @@ class Packetizer:
         for i in range(0, len(audio), step):
             yield from self.push(audio[i : i + step])
 
+    def push_first(self, audio: npt.NDArray[np.float32], *, each_s: float = 0.1) -> Iterator[bytes]:
+        """A listener's first chunk: the packets of its first ``each_s`` one at a time
+        (:meth:`push_each`: the first leaves after one frame's work), the rest in one
+        :meth:`push`. The same bytes as ``push(audio)``. A light-vocoder first chunk on
+        the GPU engine is 99 frames (1.15 s): all of it one at a time cost 2.31 ms
+        against 2.12 for one push, this 2.18 (CELT 64 kb/s, 2-core machine, best of 40)."""
+        n = int(each_s * self.in_rate)
+        yield from self.push_each(audio[:n])
+        yield from self.push(audio[n:])
+
     def finish(self) -> list[bytes]:
         if self._finished:
             return []

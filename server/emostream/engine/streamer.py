@@ -297,10 +297,10 @@ async def stream_utterance(
                 )
                 stats.compute_s += clock() - t0
                 chunk = trim_output(window, audio, hop)
-                # Before the first packet, each packet goes out as soon as it is encoded
-                # (Packetizer.push_each); later chunks in one call (cheaper in all).
+                # Before the first packet, the first 0.1 s goes out packet by packet as each
+                # is encoded (Packetizer.push_first); the rest and later chunks in one call.
                 waiting = stats.first_audio_at is None
-                for data in packetizer.push_each(chunk) if waiting else packetizer.push(chunk):
+                for data in packetizer.push_first(chunk) if waiting else packetizer.push(chunk):
                     if stats.first_audio_at is None:
                         stats.first_audio_at = clock()
                     packets += 1
