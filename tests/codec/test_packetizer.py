@@ -82,20 +82,26 @@ def test_bad_formats(kw: dict[str, object]) -> None:
         OutputFormat(**kw)  # type: ignore[arg-type]
 
 
+def count_encodes(p: Packetizer) -> list[int]:
+    """A list that grows by one each time ``p`` encodes a frame."""
+    encoded: list[int] = []
+    inner = p._encode
+
+    def counted(frame: np.ndarray) -> bytes:
+        encoded.append(1)
+        return inner(frame)
+
+    p._encode = counted  # type: ignore[method-assign]
+    return encoded
+
+
 @pytest.mark.parametrize("codec,rate", [("opus", 48000), ("opus", 16000), ("pcm_s16le", 24000)])
 def test_push_each_gives_the_same_packets_one_at_a_time(codec: str, rate: int) -> None:
     fmt = OutputFormat(codec, rate)  # type: ignore[arg-type]
     sig = tone(0.6, 22050)
     whole, each = Packetizer(fmt, in_rate=22050), Packetizer(fmt, in_rate=22050)
     first = 18 * 256  # the engine path's first chunk
-    encoded: list[int] = []
-    inner = each._encode
-
-    def counted(frame: np.ndarray) -> bytes:
-        encoded.append(1)
-        return inner(frame)
-
-    each._encode = counted  # type: ignore[method-assign]
+    encoded = count_encodes(each)
     packets = each.push_each(sig[:first])
     head = next(packets)
     assert len(encoded) == 1  # the first packet left before the chunk's other packets were made
@@ -110,14 +116,7 @@ def test_push_first_sends_the_first_packets_early_and_the_same_bytes() -> None:
     sig = tone(1.2, 22050)
     whole, first = Packetizer(fmt, in_rate=22050), Packetizer(fmt, in_rate=22050)
     chunk = 99 * 256  # the light vocoder's first chunk on the GPU engine
-    encoded: list[int] = []
-    inner = first._encode
-
-    def counted(frame: np.ndarray) -> bytes:
-        encoded.append(1)
-        return inner(frame)
-
-    first._encode = counted  # type: ignore[method-assign]
+    encoded = count_encodes(first)
     packets = first.push_first(sig[:chunk])
     head = next(packets)
     assert len(encoded) == 1  # the first packet left after one frame's encoding
