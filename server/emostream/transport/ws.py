@@ -691,7 +691,7 @@ class StreamConnection:
         for a client that does not read (as :meth:`_send`'s timeout does for other sends)."""
         limit = self.service.settings.slow_reader_timeout_s
         while True:
-            await asyncio.sleep(limit / 4)
+            await asyncio.sleep(max(limit / 4, 0.05))  # never a busy loop, whatever the setting
             pending = self._frame_send
             if pending is not None and time.monotonic() - pending[1] >= limit:
                 log.info("client stopped reading for %.1f s; cutting its stream", limit)
