@@ -94,7 +94,7 @@ class Settings:
     # lower it where front-end CPU is the limit (many streams per host).
     opus_complexity: int = 5
     # Opus encoder mode of every stream (codec.packetizer.OPUS_APPLICATIONS): "audio" (SILK,
-    # CELT or both, chosen per frame) or "lowdelay" (CELT only: 2.4-2.8x cheaper on speech,
+    # CELT or both, chosen per frame) or "lowdelay" (CELT only: 2.1-2.9x cheaper on speech,
     # 2.5 ms of encoder delay instead of 6.5; bench/opus_cost.py --modes).
     opus_application: str = "audio"
     # Opus bits per second of a stream whose client names no format.bitrate.
