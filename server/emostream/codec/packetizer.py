@@ -20,7 +20,8 @@ OpusApplication = Literal["audio", "lowdelay"]
 # libopus's OPUS_APPLICATION_* values (opus_defines.h), so the core imports without libopus:
 # "audio" lets the encoder pick SILK, CELT or both (hybrid) per frame; "lowdelay"
 # (RESTRICTED_LOWDELAY) is CELT only: 2.5 ms of look-ahead instead of 6.5, and on speech
-# 2.1-2.9x cheaper to encode than "audio" at the same complexity (32-64 kb/s) (bench/opus_cost.py --modes).
+# 2.1-2.9x cheaper to encode than "audio" at the same complexity, 32-64 kb/s
+# (bench/opus_cost.py --modes).
 OPUS_APPLICATIONS: dict[str, int] = {"audio": 2049, "lowdelay": 2051}
 OPUS_RATES = (48000, 24000, 16000)
 DEFAULT_BITRATE = 32000  # Opus bits per second where neither client nor server says
