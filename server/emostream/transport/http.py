@@ -11,7 +11,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from emostream.codec.containers import OggOpusWriter, wav_header
-from emostream.codec.packetizer import FRAME_MS, OutputFormat, opus_lookahead
+from emostream.codec.packetizer import FRAME_MS, OutputFormat
 from emostream.engine.oneshot import split_text
 from emostream.engine.service import Busy, Slot, SpeechService
 from emostream.engine.streamer import Packet, UtteranceRequest
@@ -187,10 +187,9 @@ async def _body(
     rate = req.fmt.sample_rate
     ogg: OggOpusWriter | None = None
     if fmt_name == "opus":
-        # pre-skip: the encoder's look-ahead (6.5 ms for "audio", 2.5 ms for "lowdelay")
-        ogg = OggOpusWriter(
-            sample_rate=rate, pre_skip=opus_lookahead(service.output_format(req.fmt))
-        )
+        # pre-skip: the encoder's look-ahead, the same ms at every rate (the service's, found
+        # once; no encoder made per request just to ask it)
+        ogg = OggOpusWriter(sample_rate=rate, pre_skip=round(service.opus_delay_ms * rate / 1000))
         yield ogg.header()
     elif fmt_name == "wav":
         yield wav_header(sample_rate=rate)
