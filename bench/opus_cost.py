@@ -30,17 +30,34 @@ import numpy as np
 import opuslib_next as opus
 import soxr
 
+from emostream.codec.packetizer import OPUS_APPLICATIONS, to_int16
+
 IN_RATE = 22050
 
 
+def _encoder(rate: int, application: str, bitrate: int, complexity: int) -> opus.Encoder:
+    """An encoder as the server's Packetizer makes one (mono, voice)."""
+    enc = opus.Encoder(rate, 1, OPUS_APPLICATIONS[application])
+    enc.bitrate, enc.complexity, enc.signal = bitrate, complexity, opus.SIGNAL_VOICE
+    return enc
+
+
+def _through(enc: opus.Encoder, pcm: np.ndarray, *, skip: int = 0) -> np.ndarray:
+    """int16 ``pcm`` at 48 kHz through ``enc`` and a fresh decoder in 20 ms frames, padded with
+    silence to whole frames after ``skip`` more samples; float32, less the first ``skip``."""
+    dec = opus.Decoder(48000, 1)
+    pcm = np.concatenate([pcm, np.zeros(skip + (-(len(pcm) + skip) % 960), np.int16)])
+    out = [
+        np.frombuffer(dec.decode(enc.encode(pcm[i : i + 960].tobytes(), 960), 960), np.int16)
+        for i in range(0, len(pcm), 960)
+    ]
+    return np.concatenate(out).astype(np.float32)[skip:] / 32768.0
+
+
 def measure(x: np.ndarray, rate: int, complexity: int, seconds: float) -> dict[str, float]:
-    enc = opus.Encoder(rate, 1, opus.APPLICATION_AUDIO)
-    enc.bitrate = 32000
-    enc.complexity = complexity
-    enc.signal = opus.SIGNAL_VOICE
+    enc = _encoder(rate, "audio", 32000, complexity)
     t0 = time.perf_counter()
-    y = soxr.resample(x, IN_RATE, rate, quality="LQ")
-    pcm = (np.clip(y, -1.0, 1.0) * 32767.0).astype(np.int16)
+    pcm = to_int16(soxr.resample(x, IN_RATE, rate, quality="LQ"))
     t1 = time.perf_counter()
     n = rate // 50
     size = 0
@@ -70,18 +87,8 @@ LINES = [
 
 def opus_roundtrip(x: np.ndarray, rate: int, complexity: int) -> np.ndarray:
     """``x`` (float32 at 24 kHz) through Opus at 48 kHz, 32 kb/s and ``complexity``."""
-    enc = opus.Encoder(48000, 1, opus.APPLICATION_AUDIO)
-    enc.bitrate, enc.complexity, enc.signal = 32000, complexity, opus.SIGNAL_VOICE
-    dec = opus.Decoder(48000, 1)
-    y = soxr.resample(x, rate, 48000, quality="LQ")
-    pcm = (np.clip(y, -1.0, 1.0) * 32767.0).astype(np.int16)
-    n = 960
-    pcm = np.concatenate([pcm, np.zeros(-len(pcm) % n, np.int16)])
-    out = [
-        np.frombuffer(dec.decode(enc.encode(pcm[i : i + n].tobytes(), n), n), np.int16)
-        for i in range(0, len(pcm), n)
-    ]
-    return np.concatenate(out).astype(np.float32) / 32768.0
+    pcm = to_int16(soxr.resample(x, rate, 48000, quality="LQ"))
+    return _through(_encoder(48000, "audio", 32000, complexity), pcm)
 
 
 def _spoken(n: int, rate: int) -> list[np.ndarray]:
@@ -133,14 +140,6 @@ MODES = (  # (application, bitrate, complexity); the first is the default before
 )  # fmt: skip
 
 
-def _encoder(rate: int, application: str, bitrate: int, complexity: int) -> opus.Encoder:
-    from emostream.codec.packetizer import OPUS_APPLICATIONS
-
-    enc = opus.Encoder(rate, 1, OPUS_APPLICATIONS[application])
-    enc.bitrate, enc.complexity, enc.signal = bitrate, complexity, opus.SIGNAL_VOICE
-    return enc
-
-
 def mode_rows(n: int) -> list[dict[str, float | str]]:
     """Each of :data:`MODES` on ``n`` spoken lines: cost, bitrate, DNSMOS, PESQ."""
     try:
@@ -156,7 +155,7 @@ def mode_rows(n: int) -> list[dict[str, float | str]]:
     refs48 = [soxr.resample(x, rate, 48000, quality="LQ") for x in clips]
     whole = np.concatenate(refs48)
     seconds = len(whole) / 48000
-    pcm_all = (np.clip(whole, -1.0, 1.0) * 32767.0).astype(np.int16)
+    pcm_all = to_int16(whole)
     before = [dnsmos_scores(r, 48000) for r in refs48]
     rows: list[dict[str, float | str]] = [{"application": "none (before Opus)"} | {
         f"dnsmos_{k}": round(float(np.mean([d[k] for d in before])), 3) for k in before[0]
@@ -173,14 +172,7 @@ def mode_rows(n: int) -> list[dict[str, float | str]]:
         dn, pq = [], []
         for ref, x in zip(refs48, clips, strict=True):
             enc = _encoder(48000, app, bitrate, cx)
-            dec = opus.Decoder(48000, 1)
-            skip = int(enc.lookahead)
-            pcm = (np.clip(ref, -1.0, 1.0) * 32767.0).astype(np.int16)
-            pcm = np.concatenate([pcm, np.zeros(skip + (-(len(pcm) + skip) % 960), np.int16)])
-            out = np.concatenate([
-                np.frombuffer(dec.decode(enc.encode(pcm[i : i + 960].tobytes(), 960), 960),
-                              np.int16) for i in range(0, len(pcm), 960)
-            ]).astype(np.float32)[skip : skip + len(ref)] / 32768.0  # fmt: skip
+            out = _through(enc, to_int16(ref), skip=int(enc.lookahead))[: len(ref)]
             dn.append(dnsmos_scores(out, 48000))
             pq.append(pesq(16000, soxr.resample(x, rate, 16000), soxr.resample(out, 48000, 16000),
                            "wb"))  # fmt: skip
