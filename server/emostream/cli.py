@@ -101,28 +101,30 @@ def _serve(args: argparse.Namespace) -> int:
 def _run_workers(settings: Settings, options: dict[str, object]) -> None:
     """uvicorn's supervisor over ``settings.workers`` processes, each listening on its own
     SO_REUSEPORT socket where the platform has it (``transport.reuseport``: the kernel then
-    spreads connections evenly), else on one socket bound here and shared."""
-    import uvicorn
+    spreads connections evenly), else on one socket bound here and shared (as uvicorn.run)."""
+    from uvicorn import Config
     from uvicorn.supervisors import Multiprocess
 
     from emostream.transport import reuseport
 
-    if not reuseport.SUPPORTED:
-        uvicorn.run(
-            "emostream.cli:worker_app", factory=True, workers=settings.workers,
-            **options,  # type: ignore[arg-type]
-        )  # fmt: skip
-        return
-    config = uvicorn.Config(
+    config = Config(
         "emostream.cli:worker_app", factory=True, workers=settings.workers,
         **options,  # type: ignore[arg-type]
     )  # fmt: skip
-    held = reuseport.reserve(settings.host, settings.port)  # the port, until the end
+    # SO_REUSEPORT: the port held here (never listening) until the end
+    held = reuseport.reserve(settings.host, settings.port) if reuseport.SUPPORTED else None
     try:
-        recipe = reuseport.ListenerRecipe(settings.host, held.getsockname()[1], config.backlog)
-        Multiprocess(config, sockets=[recipe]).run()  # type: ignore[list-item]
+        listener = (
+            config.bind_socket()
+            if held is None
+            else reuseport.ListenerRecipe(settings.host, held.getsockname()[1], config.backlog)
+        )
+        Multiprocess(config, sockets=[listener]).run()  # type: ignore[list-item]
+    except KeyboardInterrupt:
+        pass
     finally:
-        held.close()
+        if held is not None:
+            held.close()
 
 
 def _configure_logging(level: str) -> None:
