@@ -669,11 +669,7 @@ class StreamConnection:
         task = asyncio.current_task()
         if self._send_lock.locked() or task is None:
             return await self._send(data=data)
-        if (
-            self._stalled
-            or self.ws.client_state != WebSocketState.CONNECTED
-            or self.ws.application_state != WebSocketState.CONNECTED
-        ):
+        if not self._sendable():
             return False
         self._frame_send = (task, time.monotonic())
         try:
@@ -685,6 +681,14 @@ class StreamConnection:
             return False
         finally:
             self._frame_send = None
+
+    def _sendable(self) -> bool:
+        """The connection is up on both sides and not cut as a slow reader."""
+        return (
+            not self._stalled
+            and self.ws.client_state == WebSocketState.CONNECTED
+            and self.ws.application_state == WebSocketState.CONNECTED
+        )
 
     async def _watch_frames(self) -> None:
         """Cut the utterance whose audio frame waits longer than ``slow_reader_timeout_s``
@@ -705,11 +709,7 @@ class StreamConnection:
         """One frame; waits at most ``slow_reader_timeout_s`` for a client that does not read,
         then marks the connection stalled (later sends are dropped; the loop ends it).
         True when the frame was handed to the connection."""
-        if (
-            self._stalled
-            or self.ws.client_state != WebSocketState.CONNECTED
-            or self.ws.application_state != WebSocketState.CONNECTED
-        ):
+        if not self._sendable():
             return False
         limit = self.service.settings.slow_reader_timeout_s if timeout is None else timeout
         try:
