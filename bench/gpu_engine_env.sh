@@ -10,7 +10,8 @@ if [ -z "${EMOSTREAM_VOCODER_CHECKPOINT:-}" ]; then
       'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.stdin.buffer), sys.stdout.buffer)' \
       >/tmp/hifigan_fp16.pt || { echo "HiFi-GAN parts incomplete: ${parts[*]}"; exit 3; }
     export EMOSTREAM_VOCODER_CHECKPOINT=/tmp/hifigan_fp16.pt
-  elif [ "$DEVICE" = cuda ]; then
+  elif [ "$DEVICE" = cuda ] && [ "${EMOSTREAM_VOCODER:-}" != lite ]; then
+    # (the light vocoder comes from models/: a lite run needs only .gpujob/lt1 staged)
     echo "no /tmp/hifigan/hifigan_fp16.pt.xz.part*: stage .gpujob/lt1 and lt2 (bench/gpu_loadtest.sh)"
     exit 3
   fi
