@@ -3,7 +3,8 @@
 Deliberately light: espeak-ng already reads English numbers, dates and most symbols,
 so this module fixes what trips segmentation and phonemisers: control characters,
 odd whitespace, full-width ASCII, ellipses, emoji (dropped: espeak would read their names)
-and a few symbols espeak reads badly.
+and a few symbols espeak reads badly. Chat handles are read as words
+(:mod:`emostream.text.handles`).
 Mandarin numbers are read in context by :mod:`emostream.text.mandarin`.
 """
 
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+
+from emostream.text.handles import say_handles, split_joined
 
 _CONTROL = re.compile(r"[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u200b-\u200f\ufeff]")
 _SPACES = re.compile(r"[ \t\u00a0\u3000]+")
@@ -47,7 +50,8 @@ _ABOUT = re.compile(r"(?<![\w~])~(?=\d)")
 
 
 def _hashtag(m: re.Match[str]) -> str:
-    return "hashtag " + _CAMEL.sub(" ", m.group(1)).replace("_", " ")
+    words = _CAMEL.sub(" ", m.group(1)).replace("_", " ").split()
+    return "hashtag " + " ".join(split_joined(w) for w in words)  # #speedrunsunday too
 
 
 def readable(ch: str) -> bool:
@@ -84,6 +88,7 @@ def normalize(text: str) -> str:
     text = _SPACES.sub(" ", text)
     if not cjk:
         text = _HASHTAG.sub(_hashtag, text)  # #TeamBlue: hashtag Team Blue (not "number")
+        text = say_handles(text)  # @nightowl99: night owl 99 (not "at nightowl99")
         text = _ABOUT.sub("about ", text)  # ~20 minutes: about 20
         text = "".join(_SYMBOLS.get(ch, ch) for ch in text)
         text = _SPACES.sub(" ", text)
