@@ -508,6 +508,52 @@ CASES: list[tuple[str, str, str]] = [
     (ERHUA, "主播别走，再播一会儿", "zhu3 bo1 bie2 zou3 zai4 bo1 yi2 huir4"),
     (ERHUA, "一点儿也不", "yi4 dianr2 ye3 bu4"),
     (ERHUA, "这游戏好玩儿", "zhe4 you2 xi4 hao3 wanr2"),
+    # -- session 17 audit: third-tone sandhi by prosodic group, 9.5折, 血, 曲奇饼干 ----
+    # 百 before 减: a new group (was bái)
+    (SANDHI, "满200减30", "man3 liang2 bai3 jian3 san1 shi2"),
+    (
+        SANDHI,
+        "优惠券领了吗？满500减80",
+        "you1 hui4 quan4 ling3 le5 ma5 man3 wu2 bai3 jian3 ba1 shi2",
+    ),
+    (SANDHI, "水果很好吃", "shui2 guo3 hen2 hao3 chi1"),  # 很 leans on 好吃 (was guó)
+    (SANDHI, "新版本挺好看", "xin1 ban2 ben3 ting2 hao3 kan4"),
+    (SANDHI, "全场95折", "quan2 chang3 jiu2 wu3 zhe2"),  # 九五 inside its word first
+    (SANDHI, "我也想买", "wo2 ye2 xiang2 mai3"),  # one-syllable words: flat (fast speech)
+    (SANDHI, "你好冷", "ni2 hao2 leng3"),
+    (SANDHI, "很好", "hen2 hao3"),
+    (SANDHI, "老李买好酒", "lao2 li3 mai2 hao2 jiu3"),
+    # a measure word stays with its number
+    (SANDHI, "我们需要55把椅子", "wo3 men5 xu1 yao4 wu3 shi2 wu2 ba2 yi3 zi5"),
+    (SANDHI, "相处久了就习惯了", "xiang1 chu2 jiu3 le5 jiu4 xi2 guan4 le5"),
+    (SANDHI, "我也很好奇", "wo2 ye2 hen3 hao4 qi2"),
+    # a digit 一 inside a number word (was yí)
+    (SANDHI, "五一放假五天", "wu3 yi1 fang4 jia4 wu3 tian1"),
+    (SANDHI, "十一个人", "shi2 yi1 ge4 ren2"),
+    (SANDHI, "一千一百", "yi4 qian1 yi4 bai3"),  # 一 before a magnitude keeps its sandhi
+    (SANDHI, "千万一定要来", "qian1 wan4 yi2 ding4 yao4 lai2"),
+    # 榜一 an ordinal; diamonds zuàn
+    (
+        SANDHI,
+        "榜一大哥今晚又刷了5000钻",
+        "bang3 yi1 da4 ge1 jin1 wan3 you4 shua1 le5 wu3 qian1 zuan4",
+    ),
+    (NUMBER, "打了个9.5折", "da3 le5 ge4 jiu2 wu3 zhe2"),  # 九五折, as 95折 (was 九点五折)
+    (NUMBER, "会员日全场8.8折", "hui4 yuan2 ri4 quan2 chang3 ba1 ba1 zhe2"),
+    (NUMBER, "评分9.5分", "ping2 fen1 jiu2 dian2 wu3 fen1"),  # not a discount: 九点五
+    (POLYPHONE, "曲奇饼干", "qu1 qi2 bing3 gan1"),  # jieba's 曲奇饼/干 (was gàn)
+    (POLYPHONE, "我买了芒果干", "wo2 mai3 le5 mang2 guo3 gan1"),
+    (POLYPHONE, "他的血", "ta1 de5 xue4"),  # owned noun: xuè (xiě only when shed)
+    (POLYPHONE, "抽了三管血", "chou1 le5 san1 guan2 xie3"),  # shed blood: xiě (was xuè)
+    # a game's health: xuè (was xiě)
+    (POLYPHONE, "奶妈给我加点血", "nai3 ma1 gei2 wo3 jia1 dian3 xue4"),
+    (POLYPHONE, "他只剩一丝血了", "ta1 zhi3 sheng4 yi4 si1 xue4 le5"),
+    (POLYPHONE, "满脸都是血", "man2 lian3 dou1 shi4 xie3"),  # after 是: xiě
+    (POLYPHONE, "送你一颗钻", "song4 ni3 yi4 ke1 zuan4"),
+    (POLYPHONE, "他钻进去了", "ta1 zuan1 jin4 qu4 le5"),
+    (NEUTRAL, "买不买都没关系", "mai3 bu5 mai3 dou1 mei2 guan1 xi5"),
+    (NEUTRAL, "爱你们哟", "ai4 ni3 men5 yo5"),
+    (NEUTRAL, "大佬带带我", "da4 lao3 dai4 dai5 wo3"),
     # -- plain sentences ---------------------------------------------------------------
     (PLAIN, "我们去北京。", "wo3 men5 qu4 bei3 jing1"),
     (PLAIN, "今天天气很好", "jin1 tian1 tian1 qi4 hen2 hao3"),

@@ -7,12 +7,14 @@ The pipeline, one phrase (text between punctuation marks) at a time:
 2. Segmentation with ``jieba``; pinyin with ``pypinyin`` (its phrase dictionary is trusted for
    the polyphones it covers), then :data:`WORDS` (a small, hand-checked override table: common
    neutral-tone words pypinyin gives full tones, and the polyphone words it gets wrong), then
-   context rules for single-character polyphones that no dictionary phrase covered.
+   context rules for single-character polyphones that no dictionary phrase covered
+   (:mod:`emostream.text.zh_polyphones`).
 3. Erhua: a suffix 儿 merges into the syllable before it (``wan2 er2`` → ``wanr2``).
-4. Tone sandhi on the surface tones: third tone by word structure (cyclic, inner constituent
-   first, then across words left to right inside a phrase), 一 and 不, neutral tones.
+4. Tone sandhi on the surface tones (:mod:`emostream.text.zh_tones`): third tone by word
+   structure (cyclic, inner constituent first), then across the words of a prosodic group
+   left to right; 一 and 不; neutral tones.
 
-On the test table in ``tests/text/test_mandarin.py`` (255 cases then, 462 now) the previous
+On the test table in ``tests/text/test_mandarin.py`` (255 cases then, 494 now) the previous
 front end (cn2an + jieba + ``lazy_pinyin``, no sandhi, no context rules) got 139 cases wrong.
 """
 
@@ -22,63 +24,23 @@ import logging
 import re
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import pairwise
 from typing import Any
 
-from emostream.text.zh_prepare import (
-    FROZEN_YI,
-    HAN,
-    HAN_RE,
-    MEASURES_1,
-    digits,
-    prepare,
+from emostream.text.zh_polyphones import (
+    authentic,
+    carried_bei,
+    counted_zhong,
+    shed_blood,
+    single_char_reading,
 )
+from emostream.text.zh_prepare import FROZEN_YI, HAN, digits, prepare
+from emostream.text.zh_tones import a_not_a, repeated_interjections, third_tone, yi_bu
+from emostream.text.zh_types import Latin, Punct, Segment, Syllable, Word, split_toned
+
+__all__ = ["Latin", "MandarinFrontEnd", "Punct", "Segment", "Syllable", "Word", "pinyin_of"]
 
 _LATIN = re.compile(r"[A-Za-z][A-Za-z'’\-]*(?: +[A-Za-z][A-Za-z'’\-]*)*")
-
-# ---------------------------------------------------------------------------------------
-# Output types
-
-
-@dataclass
-class Syllable:
-    """One spoken syllable: toneless pinyin ``base`` (``"wan"``), surface ``tone`` (1-5)."""
-
-    base: str
-    tone: int
-    char: str = ""
-    erhua: bool = False
-    late_neutral: bool = False  # neutral after third-tone sandhi (想想 xiang2 xiang5)
-    frozen: bool = False  # no 一/不 sandhi
-
-    @property
-    def plain(self) -> str:
-        """Toned pinyin without the erhua marker (what ``pinyin_to_ipa`` understands)."""
-        return f"{self.base}{self.tone}"
-
-    def __str__(self) -> str:
-        return f"{self.base}{'r' if self.erhua else ''}{self.tone}"
-
-
-@dataclass
-class Word:
-    text: str
-    syllables: list[Syllable] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Latin:
-    text: str
-
-
-@dataclass(frozen=True)
-class Punct:
-    mark: str
-
-
-Segment = Word | Latin | Punct
 
 # ---------------------------------------------------------------------------------------
 # Lexicon: words whose reading we set ourselves (toned pinyin, 5 = neutral)
@@ -147,6 +109,8 @@ WORDS: dict[str, str] = {
     # session 16 audit
     "恶心": "e3 xin5", "底下": "di3 xia5",  # neutral in 现汉 (pypinyin: ě xīn, dǐ xià)
     "不切实际": "bu4 qie4 shi2 ji4",  # pypinyin's phrase says qiē (切实 is qiè)
+    # session 17 audit
+    "没关系": "mei2 guan1 xi5",  # 关系 alone keeps guānxì
 }  # fmt: skip
 # WORDS entries whose 一 is the bare numeral (yi1 whatever follows)
 _FROZEN_YI_WORDS = {"买一送一"}
@@ -166,12 +130,6 @@ def _locative_verb(word: str) -> bool:
     return bool(word) and word[-1] in "在到放往从"
 
 
-# nouns that get dry: 衣服干了 gān (我干了, 干了这杯 stay gàn)
-_GETS_DRY = {"衣服", "头发", "裤子", "袜子", "鞋", "鞋子", "被子", "毛巾", "床单", "油漆", "墙",
-             "地", "地面", "嘴", "嘴唇", "皮肤", "眼睛", "嗓子", "喉咙", "颜料", "水", "墨水"}  # fmt: skip
-# interjections said with a full tone when repeated (啊啊啊 ā, 哦哦 ò "I see", 嗯嗯 ǹ "mm-hm"):
-# pypinyin and the particle rule made them neutral or rising
-_REPEATED_INTERJECTION = {"啊": ("a", 1), "哦": ("o", 4), "嗯": ("n", 4)}
 # the same said alone as a whole phrase (嗯，好的 ǹ; 哦，原来如此 ò); before a question mark ń/ó
 _LONE_INTERJECTION = {"嗯": ("n", 4), "哦": ("o", 4), "啊": ("a", 4)}
 # 不了 ending a phrase after nothing, an adverb or the speaker is a refusal, bù le (不了不了,
@@ -194,9 +152,10 @@ _BU_NEUTRAL = {
 # late neutral: third-tone sandhi applies first, then the syllable is neutral (哪里 ná li)
 _LATE_NEUTRAL_WORDS = {"哪里", "那里", "这里"}
 
-_PARTICLES = set("的了吗呢吧啊呀嘛啦哦喔哇呐")
+_PARTICLES = set("的了吗呢吧啊呀嘛啦哦喔哇呐哟")
 _KINSHIP = set("妈爸哥姐弟妹爷奶叔姑舅伯婆公姥嫂")
-_AA_VERBS = set("看说试听想走谈问谢聊等找写读学玩尝算猜摸闻坐歇练逛洗笑跑跳查数讲瞧动转")
+_AA_VERBS = set("看说试听想走谈问谢聊等找写读学玩尝算猜摸闻坐歇练逛洗笑跑跳查数讲瞧动转带")
+_DIGIT_BEFORE_YI = set("零二两三四五六七八九十百千万")
 _ZI_FULL = {
     "孔子", "孟子", "老子", "庄子", "荀子", "墨子", "原子", "电子", "分子", "质子", "中子",
     "离子", "粒子", "因子", "男子", "女子", "君子", "瓜子", "莲子", "棋子", "太子", "天子",
@@ -208,294 +167,6 @@ _ER_FULL = {
 }  # fmt: skip
 
 _ER_DAYS = {"今儿个", "明儿个", "昨儿个", "前儿个", "后儿个"}  # Beijing day words
-_NUMERAL_CHARS = set("一二两三四五六七八九十百千万几每这那哪半弌幺")
-_COUNTING_ZHONG = _NUMERAL_CHARS | set("多各某")
-_SUBJECTS = {"我", "你", "他", "她", "它", "我们", "你们", "他们", "她们", "咱们", "大家", "谁",
-             "就", "还", "也", "都", "总", "可", "又", "真", "非", "必须", "总得", "肯定"}  # fmt: skip
-
-
-def _split_toned(syl: str) -> tuple[str, int]:
-    m = re.fullmatch(r"([a-zêü]+)([1-5])", syl)
-    if m is None:
-        raise ValueError(f"not a toned pinyin syllable: {syl!r}")
-    return m.group(1).replace("ü", "v"), int(m.group(2))
-
-
-# ---------------------------------------------------------------------------------------
-# Context rules for single-character polyphones (no dictionary phrase covered them)
-
-
-def _single_char_reading(
-    ch: str, prev: str, nxt: str, prev_word: str, next_word: str, *, alone: bool, initial: bool
-) -> str | None:
-    """Toned pinyin for a polyphone no dictionary phrase covered, or None for pypinyin's.
-
-    ``alone``: the character is a jieba word by itself; ``initial``: it starts its word.
-    """
-    if ch == "得":
-        if nxt == "嘞":  # 得嘞 dé lei, "right away"
-            return "de2"
-        if initial and not alone:
-            return None  # 得到, 得分: pypinyin's dé
-        verb_next = (
-            next_word and HAN_RE.match(next_word[0]) and next_word[0] not in "了到过着的分奖"
-        )
-        if alone and prev_word in _SUBJECTS and next_word[:1] in ("了", "到"):
-            return "de2"  # 我得了第一名: got
-        if alone and prev_word in _SUBJECTS and verb_next:
-            return "dei3"  # 你得去: must
-        return "de5"
-    if ch == "地":
-        if not initial:
-            return None
-        counted = prev_word[:1] in ("这", "那", "哪", "每", "某") and prev_word[-1:] in MEASURES_1
-        noun_before = counted or prev_word[-1:] in "土草此各本外该田满场这那"
-        if len(prev_word) >= 2 and next_word and not noun_before:
-            return "de5"  # 高兴地说, 慢慢地走: adverbial particle
-        return "di4" if alone else None
-    if ch == "长":  # 长着一张圆脸: zhǎng (has, grows)
-        return "zhang3" if nxt and nxt in "大高胖出成满得着" else "chang2"
-    if ch == "还":
-        # huán (give back) before what is returned or to whom, and after 没/不/要/借…;
-        # otherwise the adverb hái (还行, 还能, 还差, 还早: pypinyin's lone 还 is huán)
-        if nxt and nxt in "钱书债款贷账":
-            return "huan2"
-        if next_word in ("你", "我", "他", "她", "给你", "给我", "回来", "回去"):
-            return "huan2"
-        after_verb = bool(prev) and prev in "没不要得去来想借快先"  # ("" is in every str)
-        after_verb = after_verb or prev_word in ("早", "晚")  # 早还晚还: both huán (今早还 hái)
-        if after_verb or prev_word in ("没有", "已经", "按时", "准时"):
-            return "huan2" if not nxt or nxt not in "是在有要会没不很" else "hai2"
-        return "hai2"
-    if ch == "重":  # 重来, 重开一局, 重启, 重播: again (chóng); 很重, 重要 stay zhòng
-        return "chong2" if nxt and nxt in "新复来做写装开启播玩录发选" else None
-    if ch == "炸":  # 炸鸡, 炸薯条, 油炸: to deep-fry (zhá); 炸了, 爆炸 stay zhà
-        return "zha2" if nxt and nxt in "鸡薯酱糕丸鱼虾串肉油春排" else None
-    if ch == "觉":
-        return "jiao4" if prev and prev in "睡一午着" else None
-    if ch == "只":
-        return "zhi1" if prev and prev in _NUMERAL_CHARS else "zhi3"
-    if ch == "行":
-        if prev and prev in _NUMERAL_CHARS - set("这那每") and (not nxt or nxt not in "人"):
-            return "hang2"
-        return None
-    if ch == "为":
-        return "wei2" if prev and prev in "成作认以称视变选" else None
-    if ch == "着":
-        # 睡着了, 找不着, 用得着: reached (zháo); durative 着 never follows 不 or 得
-        return "zhao2" if prev and prev in "睡找猜够不得" else "zhe5" if alone else None
-    if ch == "数":  # 数了一下, 数一下, 数着日子, 数星星: to count (shǔ); 数学, 数字 are words
-        return "shu3" if alone or (nxt and nxt in "了一到着过星钱") else None
-    if ch == "教":
-        return "jiao1" if alone else None
-    if ch == "种":  # 很多种花, 几种: kinds (zhǒng); 种花, 种了: to plant (zhòng)
-        if prev and prev in _COUNTING_ZHONG:
-            return "zhong3"
-        return "zhong4" if nxt and nxt in "树花地菜田草了过得着" else None
-    if ch == "盛":  # 盛饭, 盛了一碗: to ladle (chéng); 盛大, 茂盛: shèng
-        return "cheng2" if nxt and nxt in "饭汤粥菜水满了一" else None
-    if ch == "转":  # 转圈, 转盘, 转悠: to turn round (zhuàn)
-        return "zhuan4" if nxt and nxt in "圈盘悠" else None
-    if ch == "中":  # 打中, 考中, 他中了大奖, 中奖: hit, won (zhòng)
-        hit = bool(prev) and prev in "打猜考射选击命"
-        return "zhong4" if hit or (alone and nxt and nxt in "了奖彩标招") else None
-    if ch == "干":
-        if not alone:
-            return None
-        if prev_word in _GETS_DRY and (not next_word or next_word in ("了", "吗", "透", "得")):
-            return "gan1"  # 衣服干了: dry
-        if nxt and nxt in "什嘛啥活事完得过不吗":
-            return "gan4"
-        if prev and prev in "很太真挺晒吹烘风变弄":
-            return "gan1"
-        return None
-    if ch == "少":
-        return "shao4" if nxt and nxt in "年女爷" else None
-    if ch == "量":  # 量一量, 量体温, 量了血压: to measure (liáng); 工作量, 很大的量: liàng
-        return "liang2" if alone and next_word[:1] in ("一", "体", "血", "身", "了", "过") else None
-    if ch == "缝":  # 缝一下, 缝上, 缝了: to sew (féng); 门缝 stays fèng
-        return "feng2" if alone and next_word[:1] in ("一", "好", "上", "补", "了", "个") else None
-    if ch == "蒙":  # 我直接蒙了: dazed (mēng); 蒙了一层灰 stays méng
-        return "meng1" if alone and next_word == "了" and prev_word in _DAZED_BEFORE else None
-    if ch == "露":  # 露了一手, 露一下脸: to show (colloquial lòu); 露水, 暴露 stay lù
-        return "lou4" if alone and next_word[:1] in ("了", "一", "个", "馅", "脸", "面") else None
-    if ch == "弹":  # 弹琴, 弹一首, 他弹了一下: to play, to flick (tán); 子弹, 弹幕 stay dàn
-        verb = alone or (prev and prev in "他她我你它来") or (nxt and nxt in "琴钢吉一了个首着过")
-        return "tan2" if verb else None
-    if ch == "调":  # 调一下音量, 调高, 调小点: to adjust (tiáo); 调子, 调查 stay diào
-        adjust = next_word[:1] in tuple("一高低大小好亮暗") or next_word in _ADJUSTED
-        return "tiao2" if alone and adjust else None
-    if ch == "假":  # 请了三天假, 放了两周假: time off (jià) after a stretch of days; 假的 stays jiǎ
-        return "jia4" if alone and prev_word[-1:] in tuple("天周月年") else None
-    if ch == "划":  # 划走, 划一下屏幕, 往上划: to swipe, to row (huá); 计划, 划分 stay huà
-        swipe = not nxt or nxt in "走过开船屏动破一掉" or prev_word[-1:] in tuple("上下左右")
-        return "hua2" if swipe else None
-    if ch == "耶":  # 好耶, 耶耶耶: the cheer yē (pypinyin's lone 耶 is the classical yé)
-        return "ye1"
-    if ch == "空":  # 空出一块地方, 空出来, 空着: to leave room (kòng); 空了 stays kōng
-        return "kong4" if alone and next_word[:1] in ("出", "着") else None
-    if ch == "切":  # 切换, 切歌, 切菜, 切一下: to cut, to switch (qiē; pypinyin's lone 切 is qiè)
-        # 一切, 亲切, 切实, 切记 are dictionary phrases (qiè); 切尔西, 切尼 are names (qiè);
-        # a 切 with no hanzi after it is the scoffing interjection (切，谁信啊: qiè)
-        cut = initial and bool(nxt) and HAN_RE.match(nxt) is not None and nxt not in _QIE_NAMES
-        return "qie1" if cut and prev != "一" else None
-    if ch == "血":  # 流了好多血, 吐了一口血: said alone, colloquial xiě (审音表: 口语多单用)
-        amount = bool(prev_word) and prev_word[-1] in "多点口滴身脸手地些是少"
-        return "xie3" if alone and amount and next_word in _PHRASE_END else None
-    if ch == "曲":  # 单曲, 新曲, 主题曲, 片尾曲, 一曲, 曲风, 曲库: a song (qǔ, not qū)
-        # 歌曲, 弯曲, 曲线 are dictionary phrases; 九曲, 那曲 (places) keep pypinyin's qū
-        song = bool(prev) and prev in _SONG_BEFORE and (alone or not initial)
-        return "qu3" if song or (initial and bool(nxt) and nxt in "风库名单") else None
-    if ch == "的":  # 打的回家, 打的去机场: to take a taxi (dǎ dī); 我打的 stays de
-        return "di1" if alone and prev_word == "打" and next_word in _TAXI_TO else None
-    return None
-
-
-_SONG_BEFORE = set("单新名古恋编题尾头唱乐想事宾部兴眠首歌舞奏琴打一行")  # ...曲 is a song
-_QIE_NAMES = set("尔尼诺沃夫斯拉利克萨齐肤")  # 切尔西, 切尼, 切诺基, 切肤: qiè
-_PHRASE_END = {"", "了", "啊", "呀", "吗", "呢", "吧", "啦", "的"}
-_TAXI_TO = {"去", "回", "回家", "回去", "回来"}  # 打的过 is 打得过 written with 的: not a taxi
-
-
-def _carried_bei(syls: list[Syllable], word: str, next_word: str) -> list[Syllable]:
-    """背着书包, 背着孩子: carried on the back (bēi); 背着手, 背着他 (behind his back) stay
-    bèi."""
-    if word == "背着" and (next_word == "书包" or next_word[:1] in _CARRIED):
-        syls[0].base, syls[0].tone = "bei", 1
-    return syls
-
-
-_CARRIED = set("包孩娃宝行箱袋筐篓枪")
-_ADJUSTED = {"音量", "声音", "亮度", "温度", "音调", "频道", "闹钟", "时间", "画质", "位置",
-             "座椅", "参数", "设置", "麦克风", "麦"}  # fmt: skip
-
-
-_DAZED_BEFORE = {"我", "他", "她", "直接", "都", "全", "彻底", "有点", "完全", "当场", "瞬间", "一下",
-                 "人"}  # fmt: skip
-_DEGREE = {"很", "特别", "真", "挺", "太", "非常", "不", "够", "最", "好", "超", "蛮", "多",
-           "特", "贼"}  # fmt: skip
-
-
-def _authentic(syls: list[Syllable], word: str, prev_word: str) -> list[Syllable]:
-    """地道 after a degree word is "authentic" (dìdao); 挖地道, 地道战 stay dìdào (tunnel)."""
-    if word == "地道" and prev_word in _DEGREE and len(syls) == 2:
-        syls[1].tone = 5
-    return syls
-
-
-def _counted_zhong(syls: list[Syllable], prev_word: str) -> list[Syllable]:
-    """种 after a numeral or 多/各 is "kinds" (很多种花 zhǒng), also where the word is 种花
-    (to plant flowers, zhòng)."""
-    if syls and syls[0].char == "种" and prev_word[-1:] in _COUNTING_ZHONG:
-        syls[0].base, syls[0].tone = "zhong", 3
-    return syls
-
-
-# ---------------------------------------------------------------------------------------
-# Tone sandhi
-
-
-def _sandhi_33(syls: list[Syllable]) -> None:
-    """3-3 → 2-3 over one flat constituent, left to right (我很好 → wo2 hen2 hao3)."""
-    for a, b in pairwise(syls):
-        if a.tone == 3 and b.tone == 3:
-            a.tone = 2
-
-
-def _word_structure(word: str, is_word: Callable[[str], bool]) -> list[int]:
-    """Constituent lengths of a word for cyclic third-tone sandhi (展览|馆, 小|老鼠)."""
-    n = len(word)
-    if n <= 2:
-        return [n]
-    if n == 3:
-        if is_word(word[:2]):
-            return [2, 1]
-        if is_word(word[1:]):
-            return [1, 2]
-        return [2, 1]
-    if n == 4:
-        return [2, 2]
-    return [2, *_word_structure(word[2:], is_word)]
-
-
-def _cyclic_33(word_syls: list[Syllable], parts: list[int]) -> None:
-    """Inner constituents first, then the junctions between them, left to right."""
-    chunks: list[list[Syllable]] = []
-    pos = 0
-    for n in parts:
-        chunk = word_syls[pos : pos + n]
-        pos += n
-        _sandhi_33(chunk)
-        chunks.append(chunk)
-    for left, right in pairwise(chunks):
-        if left and right and left[-1].tone == 3 and right[0].tone == 3:
-            left[-1].tone = 2
-
-
-def _next_tone(flat: list[Syllable], i: int) -> int | None:
-    return flat[i + 1].tone if i + 1 < len(flat) else None
-
-
-def _a_not_a(flat: list[Syllable]) -> None:
-    """A不AB cut into words (了/不/了解): A takes AB's first reading (liǎo bu liǎojiě, not le)."""
-    for i in range(1, len(flat) - 1):
-        a, bu, b = flat[i - 1], flat[i], flat[i + 1]
-        if bu.char == "不" and a.char == b.char and HAN_RE.match(a.char) and a.char != "一":
-            a.base, a.tone = b.base, b.tone
-
-
-def _repeated_interjections(flat: list[Syllable]) -> None:
-    """啊啊啊 ā ā ā, 哦哦 ò ò, 嗯嗯 ǹ ǹ: a run of two or more is an interjection, full tone."""
-    i = 0
-    while i < len(flat):
-        j = i
-        while j < len(flat) and flat[j].char == flat[i].char:
-            j += 1
-        if j - i >= 2 and flat[i].char in _REPEATED_INTERJECTION:
-            base, tone = _REPEATED_INTERJECTION[flat[i].char]
-            for s in flat[i:j]:
-                s.base, s.tone, s.late_neutral = base, tone, False
-        i = max(j, i + 1)
-
-
-def _yi_bu(flat: list[Syllable]) -> None:
-    """一 and 不 sandhi on a phrase; reduplication (看一看, 是不是) makes them neutral."""
-    for i, s in enumerate(flat):
-        if s.frozen or s.char not in ("一", "不"):
-            continue
-        prev = flat[i - 1] if i > 0 else None
-        nxt = flat[i + 1] if i + 1 < len(flat) else None
-        redup = (
-            prev
-            and nxt
-            and prev.char == nxt.char
-            and prev.char not in ("一", "不")
-            and prev.char not in MEASURES_1  # 一个一个 is counting, not V一V
-            and not (i >= 2 and flat[i - 2].char == s.char)  # 不要不要: 不V said twice
-        )
-        counting = i + 2 < len(flat) and flat[i + 2].char == "二"  # 数一数二: yī, a number
-        if redup and counting and s.char == "一":
-            s.tone = 1
-            continue
-        if redup and HAN_RE.match(prev.char if prev else ""):  # 看一看, 是不是
-            s.tone = 5
-            continue
-        nt = _next_tone(flat, i)
-        if s.char == "一" and "一" in ((prev.char if prev else ""), (nxt.char if nxt else "")):
-            s.tone = 1  # 一一列举, 一一对应: yī yī
-            continue
-        if s.char == "一":
-            digit_next = nxt is not None and nxt.char in "十零二三四五六七八九弌"
-            if nt is None or digit_next or (prev is not None and prev.char == "第"):
-                s.tone = 1
-            elif nt == 4 or (nt == 5 and nxt is not None and nxt.char in ("个", "下")):
-                s.tone = 2
-            elif nt in (1, 2, 3):
-                s.tone = 4
-            else:
-                s.tone = 1
-        else:
-            s.tone = 2 if nt == 4 else 4 if s.tone != 5 else 5
 
 
 class MandarinFrontEnd:
@@ -528,6 +199,9 @@ class MandarinFrontEnd:
         from pypinyin.seg.mmseg import seg
 
         return lazy_pinyin, Style.TONE3, PHRASES_DICT, seg
+
+    def _is_phrase(self, text: str) -> bool:
+        return text in WORDS or text in self._pypinyin[2]
 
     def _is_word(self, text: str) -> bool:
         return bool(self._jieba_words.get(text)) or text in self._pypinyin[2]
@@ -563,14 +237,15 @@ class MandarinFrontEnd:
             prev_word = words[i - 1].text if i else ""
             next_word = words[i + 1].text if i + 1 < len(words) else ""
             w.syllables = self._word_syllables(w.text, prev_word, next_word)
+        shed_blood([(w.text, w.syllables) for w in words], self._is_phrase)
         self._neutral_and_erhua(words)
         flat = [s for w in words for s in w.syllables]
-        _a_not_a(flat)
+        a_not_a(flat)
         if flat and flat[0].char == "啊" and flat[0].tone == 5 and not hosted:
             flat[0].tone = 4  # 啊这, 啊我忘了: an interjection, not a particle with no host
-        _repeated_interjections(flat)
-        self._third_tone(words)
-        _yi_bu(flat)
+        repeated_interjections(flat)
+        third_tone(words, self._is_word)
+        yi_bu(flat)
         for s in flat:
             if s.late_neutral:
                 s.tone = 5
@@ -594,13 +269,13 @@ class MandarinFrontEnd:
             head = Syllable(tail[0].base, tail[0].tone, char=word[0])
             return [head, Syllable("bu", 4, char="不"), *tail]
         if word in WORDS:
-            syls = [Syllable(*_split_toned(p), char=c) for p, c in zip(WORDS[word].split(), word)]
+            syls = [Syllable(*split_toned(p), char=c) for p, c in zip(WORDS[word].split(), word)]
             if word in _FROZEN_YI_WORDS:
                 for s in syls:
                     s.frozen = s.char == "一"
             if word in _LATE_NEUTRAL_WORDS:
                 syls[-1].tone, syls[-1].late_neutral = 3, True
-            return _counted_zhong(syls, prev_word)
+            return counted_zhong(syls, prev_word)
         out: list[Syllable] = []
         parts = [word] if word in phrases else list(seg.cut(word))
         pos = 0
@@ -621,11 +296,11 @@ class MandarinFrontEnd:
                     nw = word[k + 1 :] if k + 1 < len(word) else next_word
                     alone, initial = len(word) == 1, k == 0
                     py = (
-                        _single_char_reading(ch, prev, nxt, pw, nw, alone=alone, initial=initial)
+                        single_char_reading(ch, prev, nxt, pw, nw, alone=alone, initial=initial)
                         or py
                     )
                 try:
-                    base, tone = _split_toned(py)
+                    base, tone = split_toned(py)
                 except ValueError:
                     continue  # not a hanzi pypinyin knows
                 out.append(Syllable(base, tone, char=ch))
@@ -643,7 +318,7 @@ class MandarinFrontEnd:
                     s.base, s.tone = "hang", 2
         if len(word) >= 3 and word[-1] == "地" and word[-3] == word[-2] and len(out) == len(word):
             out[-1].base, out[-1].tone = "de", 5  # 默默地, 悄悄地, 沉甸甸地: jieba's words (was dì)
-        return _authentic(_carried_bei(_counted_zhong(out, prev_word), word, next_word), word,
+        return authentic(carried_bei(counted_zhong(out, prev_word), word, next_word), word,
                           prev_word)  # fmt: skip
 
     def _neutral_and_erhua(self, words: list[Word]) -> None:
@@ -652,9 +327,13 @@ class MandarinFrontEnd:
             if not syls:
                 continue
             # 一 and 不 back to their citation tones (the dictionary has some sandhi baked in)
-            for s in syls:
+            for k, s in enumerate(syls):
                 if s.char == "一" and not s.frozen:
                     s.tone = 1
+                    # a digit inside a number word: 十一个, 三十一, 五一 (May Day) yī; 一千一百
+                    # keeps the sandhi of a 一 before a magnitude
+                    digit = k > 0 and syls[k - 1].char in _DIGIT_BEFORE_YI
+                    s.frozen = digit and text[k + 1 : k + 2] not in tuple("百千万亿")
                 elif s.char == "不" and not (text in _BU_NEUTRAL and s.tone == 4):
                     s.tone = 4
             if text in _BU_NEUTRAL:
@@ -704,18 +383,6 @@ class MandarinFrontEnd:
             if (prev.text[-1:] + "儿") not in _ER_FULL and prev.text not in _ER_FULL:
                 prev.syllables[-1].erhua = True
                 syls.clear()
-
-    def _third_tone(self, words: list[Word]) -> None:
-        live = [w for w in words if w.syllables]
-        for w in live:
-            if len(w.syllables) == len(w.text):
-                _cyclic_33(w.syllables, _word_structure(w.text, self._is_word))
-            else:
-                _sandhi_33(w.syllables)
-        for left, right in pairwise(live):
-            a, b = left.syllables[-1], right.syllables[0]
-            if a.tone == 3 and b.tone == 3:
-                a.tone = 2
 
 
 def _chunks(text: str) -> Iterator[tuple[str, str]]:

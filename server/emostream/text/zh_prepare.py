@@ -276,6 +276,8 @@ def _read_match(m: re.Match[str]) -> str:
             return prefix + _decimal(amount, liang=True) + _CURRENCY[cur]
         if unit:
             return prefix + _decimal(num, liang=True) + _UNITS[unit]
+        if not prefix and re.fullmatch(r"[1-9]\.[1-9]", num) and text[end : end + 1] == "折":
+            return digits(num.replace(".", ""))  # 9.5折, 8.8折: 九五折, 八八折 (as 95折 is)
         if "." in num or "," in num:
             return prefix + _decimal(num, liang=_measure_after(text, end))
         if prefix:
