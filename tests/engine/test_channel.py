@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 
 from emostream.engine.channel import FrameDecoder, SlotArena, StatusBlock, encode
@@ -72,3 +77,39 @@ def test_slot_write_of_strided_views() -> None:
             assert np.array_equal(arena.read(1, spec), value)
     finally:
         arena.close()
+
+
+_ATTACH_SCRIPT = """
+import multiprocessing as mp
+from emostream.engine.channel import SlotArena
+
+def attach(name):
+    SlotArena(4, 64, name=name).close()
+
+if __name__ == "__main__":
+    ctx = mp.get_context("spawn")
+    arena = SlotArena(4, 64)
+    for _ in range(2):  # several front ends attach the same block, one tracker for all
+        procs = [ctx.Process(target=attach, args=(arena.name,)) for _ in range(3)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join()
+            assert p.exitcode == 0, p.exitcode
+    arena.close()
+    print("ok")
+"""
+
+
+def test_attaching_processes_leave_the_resource_tracker_quiet(tmp_path: Path) -> None:
+    """Several processes attaching one block must not make the shared resource tracker
+    raise (Python < 3.13: a KeyError traceback per repeated unregister) nor warn of a
+    leak; the owner's unlink is the only one."""
+    script = tmp_path / "attach.py"
+    script.write_text(_ATTACH_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         env=env, timeout=120, check=False)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+    assert "Traceback" not in out.stderr and "leaked" not in out.stderr, out.stderr

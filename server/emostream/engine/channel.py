@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import pickle
 import struct
+import sys
 from collections import deque
 from dataclasses import fields
 from multiprocessing import shared_memory
@@ -131,16 +132,20 @@ class SlotArena:
 
 
 def _attach(name: str) -> shared_memory.SharedMemory:
-    """Open another process's block without letting this process's resource tracker
-    unlink it at exit (Python < 3.13 registers every attach)."""
-    shm = shared_memory.SharedMemory(name=name)
+    """Open another process's block without registering it with the resource tracker, which
+    would unlink it when this process exits. Python < 3.13 registers every attach, and an
+    unregister afterwards is not enough: the front ends share one tracker, whose set of
+    names holds a block once however many attach, so the second unregister of the same
+    name raised KeyError in the tracker (a traceback in every multi-worker server log)."""
+    if sys.version_info >= (3, 13):
+        return shared_memory.SharedMemory(name=name, track=False)  # type: ignore[call-arg,unused-ignore]
+    tracker = shared_memory.resource_tracker  # type: ignore[attr-defined]
+    register = tracker.register
+    tracker.register = lambda *args, **kwargs: None  # only while this block is opened
     try:
-        from multiprocessing import resource_tracker
-
-        resource_tracker.unregister(shm._name, "shared_memory")  # type: ignore[attr-defined]
-    except (ImportError, AttributeError, KeyError):
-        pass
-    return shm
+        return shared_memory.SharedMemory(name=name)
+    finally:
+        tracker.register = register
 
 
 # seq (odd while written), then the snapshot's fields in LoadSnapshot order.
