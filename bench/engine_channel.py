@@ -19,6 +19,7 @@ import json
 import multiprocessing as mp
 import os
 import platform
+import signal
 import socket
 import statistics
 import sys
@@ -72,7 +73,13 @@ def _engine(path: str) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(8)
-    core.serve(listener, stop=lambda: False)
+    stopping: list[int] = []  # terminate() stops the loop, which then frees its blocks
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
+    try:
+        core.serve(listener, stop=lambda: bool(stopping))
+    finally:
+        core.close()
+        listener.close()
 
 
 def _us(xs: list[float]) -> dict[str, float]:
