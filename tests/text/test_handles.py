@@ -114,3 +114,20 @@ def test_handle_phonemes() -> None:
     line's text before the G2P sees it.)"""
     said = "".join(G2P()(normalize("thanks @nightowl99")).symbols)
     assert "nˈaɪt" in said and "ˈaʊl" in said and "æt" not in said
+
+
+ZH_CASES = [  # (danmaku line, what normalize() makes of it): ASCII mentions in Mandarin lines
+    ("感谢@nightowl99 的关注", "感谢 night owl 99 的关注"),
+    ("欢迎@Pixel_Queen来到直播间", "欢迎 Pixel Queen 来到直播间"),
+    ("@xXSniperXx 欢迎", "Sniper 欢迎"),
+    ("感谢@mira.plays送的火箭", "感谢 mira plays 送的火箭"),
+    ("谢谢@小明 送的火箭", "谢谢@小明 送的火箭"),  # a hanzi name: the Mandarin front end's
+    ("邮箱是abc@gmail.com", "邮箱是abc@gmail.com"),  # an address keeps its "at"
+    ("发到support@emostream.tv就行", "发到support@emostream.tv就行"),
+    ("今天PK赢了", "今天PK赢了"),
+]
+
+
+@pytest.mark.parametrize(("text", "want"), ZH_CASES)
+def test_mentions_in_mandarin_lines(text: str, want: str) -> None:
+    assert normalize(text) == want

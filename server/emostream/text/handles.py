@@ -43,6 +43,10 @@ log = logging.getLogger(__name__)
 _MENTION = re.compile(r"(?<![\w@/.])@([^\W\d]\w*(?:\.\w+)*)(?![\w@])")
 # a bare token that may be a handle (an underscore, a digit or an x in it): not part of an
 # address, a path or a file name
+# in a Mandarin line a mention's own characters are ASCII (感谢@nightowl99的关注: \w would
+# take the hanzi before it as part of a word)
+_MENTION_ASCII = re.compile(r"(?<![A-Za-z0-9_@/.])@([A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)"
+                            r"(?![A-Za-z0-9_@])")  # fmt: skip
 _TOKEN = re.compile(r"(?<![\w@/.#:-])(?=\w*[_\dxX])\w+(?![\w@/]|[.:-]\w)")
 _HANDLE_SHAPE = re.compile(r"_|[^\W\d_]{3}\d")
 _DOMAINS = frozenset(("com", "net", "org", "tv", "gg", "io", "co", "uk", "me", "app", "dev",
@@ -178,3 +182,17 @@ def say_handles(text: str) -> str:
     if "@" in text:
         text = _MENTION.sub(_mention, text)
     return _TOKEN.sub(_token, text)
+
+
+def say_mentions(text: str) -> str:
+    """The ASCII mentions of a Mandarin line as words, set apart by spaces
+    (``感谢@nightowl99的关注`` → ``感谢 night owl 99 的关注``); the rest of the line as is."""
+    if "@" not in text:
+        return text
+
+    def said(m: re.Match[str]) -> str:
+        before = " " if m.start() and not text[m.start() - 1].isspace() else ""
+        after = " " if m.end() < len(text) and not text[m.end()].isspace() else ""
+        return f"{before}{_mention(m)}{after}"
+
+    return _MENTION_ASCII.sub(said, text)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from emostream.text.handles import say_handles, split_joined
+from emostream.text.handles import say_handles, say_mentions, split_joined
 
 _CONTROL = re.compile(r"[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u200b-\u200f\ufeff]")
 _SPACES = re.compile(r"[ \t\u00a0\u3000]+")
@@ -92,4 +92,6 @@ def normalize(text: str) -> str:
         text = _ABOUT.sub("about ", text)  # ~20 minutes: about 20
         text = "".join(_SYMBOLS.get(ch, ch) for ch in text)
         text = _SPACES.sub(" ", text)
+    else:
+        text = say_mentions(text)  # 感谢@nightowl99的: 感谢 night owl 99 的
     return text
