@@ -26,7 +26,10 @@ followed by digits (``nightowl99``), or the decoration. A lone joined word (``ni
 anything inside a web address, an e-mail address or a file name (``twitch.tv/cool_guy``,
 ``night_owl@mail.com``, ``my_file.py``) is left alone. The word list is misaki's American English
 lexicon (``misaki/data/us_gold.json`` and ``us_silver.json``, shipped in the misaki wheel, which
-the Mandarin front end already requires), read on the first handle that needs a split.
+the Mandarin front end already requires), loaded when the server starts (:func:`warm`).
+
+In a Mandarin line only ASCII mentions are rewritten (:func:`say_mentions`:
+``感谢@nightowl99的关注`` → ``感谢 night owl 99 的关注``); the rest is the Mandarin front end's.
 """
 
 from __future__ import annotations
@@ -41,12 +44,12 @@ log = logging.getLogger(__name__)
 
 # a mention: @ then a letter or _, dots allowed between word characters
 _MENTION = re.compile(r"(?<![\w@/.])@([^\W\d]\w*(?:\.\w+)*)(?![\w@])")
-# a bare token that may be a handle (an underscore, a digit or an x in it): not part of an
-# address, a path or a file name
 # in a Mandarin line a mention's own characters are ASCII (感谢@nightowl99的关注: \w would
 # take the hanzi before it as part of a word)
 _MENTION_ASCII = re.compile(r"(?<![A-Za-z0-9_@/.])@([A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)"
                             r"(?![A-Za-z0-9_@])")  # fmt: skip
+# a bare token that may be a handle (an underscore, a digit or an x in it): not part of an
+# address, a path or a file name
 _TOKEN = re.compile(r"(?<![\w@/.#:-])(?=\w*[_\dxX])\w+(?![\w@/]|[.:-]\w)")
 _HANDLE_SHAPE = re.compile(r"_|[^\W\d_]{3}\d")
 _DOMAINS = frozenset(("com", "net", "org", "tv", "gg", "io", "co", "uk", "me", "app", "dev",
