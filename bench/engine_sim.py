@@ -48,7 +48,9 @@ per seed; and per level
 submission to the first window's delivery), device busy share, device ms per second of
 audio by stage, mean rows per vocoder batch, audio seconds per wall second; then the same
 level with admission on (``AdmissionPolicy()``, as served): refused starts, late chunks,
-first audio p95, audio per wall second. Writes JSON::
+first audio p95, audio per wall second; with either, the scheduler's own late count by
+stage (``engine_late_by_stage``: calls delivered after their ``need_by``, which admission
+refuses on). Writes JSON::
 
     PYTHONPATH=server .venv/bin/python bench/engine_sim.py \\
         -o bench/results/2026-12-03-simulated-h200-engine-buckets.json
@@ -200,6 +202,8 @@ def _figures(res: SimResult) -> dict[str, Any]:
         "streams_with_late_chunks": len(res.underruns_by_stream),
         "streams_served": streams,
         "refused_starts": res.refused,
+        # the engine's own late count by stage (after need_by: what admission refuses on)
+        "engine_late_by_stage": dict(sorted(res.late_by_stage.items())),
         "first_audio_ms": {
             "n": len(res.first_audio_s),
             "p50": round(1e3 * _pct(res.first_audio_s, 0.5), 1),
@@ -329,7 +333,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{f['audio_s_per_wall_s']:6.1f}x  acoustic rows {f['acoustic_rows_mean']:4.1f}  "
                 f"vocoder {f['device_ms_per_audio_s'][VOCODER]:.3f} ms/audio-s  "
                 f"rows {f['vocoder_rows_mean']:4.1f}  | admission: late {h['late_chunks']:4d} "
-                f"p95 {h['first_audio_ms']['p95']:6.1f} ms {h['audio_s_per_wall_s']:6.1f}x",
+                f"p95 {h['first_audio_ms']['p95']:6.1f} ms {h['audio_s_per_wall_s']:6.1f}x "
+                f"refused {h['refused_starts']} engine late {h['engine_late_by_stage']}",
                 file=sys.stderr,
             )
     out["wall_s"] = round(time.time() - t0, 1)

@@ -159,3 +159,14 @@ def test_admission_degrades_only_when_every_replica_is_known_full() -> None:
     now[0] += 0.1
     assert room.admit().verdict is Verdict.ADMIT
     assert room.admit().verdict is Verdict.REFUSE
+
+
+async def test_need_by_goes_to_the_replica_as_seconds_from_now() -> None:
+    """As the deadline (clocks differ between hosts): ``need_in``; none when not given."""
+    handle = FakeHandle(["r1"])
+    runner = RayRunner(handle, clock=lambda: 50.0)
+    voice: Any = FakeVoice()
+    await runner.acoustic(voice, "hi", Controls(), deadline=50.5, need_by=51.5)
+    await runner.decode(voice, np.zeros((80, 4), np.float32), stream_id="s", deadline=50.2)
+    (_, ahead), (_, window) = handle.calls
+    assert ahead["need_in"] == 1.5 and "need_in" not in window

@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
-from emostream.engine.admission import AdmissionPolicy, Verdict, decide
+import asyncio
+import os
+import socket
+import tempfile
+import threading
+from typing import Any
+
+import numpy as np
+
+from emostream.engine.admission import AdmissionPolicy, Decision, Verdict, decide
 from emostream.engine.costs import h200_table
-from emostream.engine.fake_device import FakeDevice, SimConfig, h200_scheduler, simulate
+from emostream.engine.fake_device import (
+    ACOUSTIC,
+    FakeDevice,
+    SimConfig,
+    h200_scheduler,
+    simulate,
+)
 from emostream.engine.scheduler import LoadSnapshot
+from emostream.voices.base import BatchedStage, Controls, Latent, VoiceInfo
 
 
 def load(**kw: float) -> LoadSnapshot:
@@ -76,3 +92,99 @@ def test_admission_keeps_an_overloaded_h200_in_real_time() -> None:
     assert held.underruns == 0
     assert held.p95_first_audio() < 0.1
     assert held.windows > 0.8 * free.windows  # admission costs little throughput
+
+
+def test_lookahead_calls_within_their_lead_do_not_refuse() -> None:
+    """Later segments' acoustic calls are due LOOKAHEAD_LEAD_S (1 s) before their listeners
+    could run out: delivered 0.5 s after that due, 0.5 s before the run-out (need_by),
+    nobody ran out, and the next utterance is admitted; one delivered after its need_by
+    refuses (an underrun)."""
+    policy = AdmissionPolicy()
+    s = h200_scheduler()
+    for k in range(20):
+        s.submit(k, f"s{k}", ACOUSTIC, length=20, now=0.0, due=1.0, need_by=2.0)
+    t = 1.5
+    while (plan := s.schedule(t)) is not None:
+        assert not any(d.late for d in s.complete(plan, t + plan.cost_s))
+        t += plan.cost_s
+    assert t < 2.0 and s.stats.late == 0
+    assert decide(s.load(t), policy).admitted
+    s.submit(99, "late", ACOUSTIC, length=20, now=t, due=t + 0.1, need_by=t + 0.2)
+    plan = s.schedule(t + 0.3)
+    assert plan is not None
+    assert [d.late for d in s.complete(plan, t + 0.3 + plan.cost_s)] == [True]
+    assert decide(s.load(t + 0.4), policy).reason == "late"
+
+
+class _Staged:
+    """A voice declaring one acoustic stage (no voice type the engine knows)."""
+
+    info = VoiceInfo("t", "t", "en", 22050, ())
+
+    def __init__(self, stage: BatchedStage) -> None:
+        self.stage = stage
+
+    def batched_stages(self) -> tuple[BatchedStage, ...]:
+        return (self.stage,)
+
+    def prepare(self, text: str, controls: Controls) -> str:
+        return text
+
+
+def test_engine_admits_while_lookahead_calls_arrive_within_their_lead() -> None:
+    """End to end through the engine process's channel: a front end's acoustic call due
+    0.2 s ahead and needed 1 s ahead comes back 0.5 s later (after its due, before it is
+    needed): the engine counts it on time and the front end admits; one needed 0.3 s ahead
+    is late, and admission refuses."""
+    from emostream.engine.engine_client import EngineClient
+    from emostream.engine.engine_process import EngineCore
+
+    clock = [100.0]  # the engine's and the front end's clock (a batch takes 0.5 s)
+
+    def run(requests: list[Any]) -> list[Latent]:
+        clock[0] += 0.5
+        return [Latent(np.zeros((80, 4), np.float32)) for _ in requests]
+
+    stage = BatchedStage("ac", "acoustic", run, (1, 2), size=lambda r: 1)
+    core = EngineCore({"ac": stage}, clock=lambda: clock[0], stats_interval_s=0.0)
+    voice: Any = _Staged(stage)
+    stop = threading.Event()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "engine.sock")
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(path)
+        listener.listen()
+        engine = threading.Thread(target=core.serve, args=(listener,), kwargs={"stop": stop.is_set})
+        engine.start()
+
+        async def call(client: EngineClient, due_in: float, need_in: float) -> Decision:
+            t = clock[0]
+            latent = await client.acoustic(voice, "x", Controls(), deadline=t + due_in,
+                                           need_by=t + need_in)  # fmt: skip
+            assert latent.num_frames == 4
+            assert client._status is not None
+            for _ in range(500):  # the engine publishes its load after the delivery
+                load = client._status.read()
+                if load is not None and load.now >= t + 0.5:
+                    break
+                await asyncio.sleep(0.01)
+            return client.admit()
+
+        async def main() -> tuple[Decision, Decision]:
+            client = EngineClient(path, clock=lambda: clock[0])
+            await client.start()
+            try:
+                return await call(client, 0.2, 1.0), await call(client, 0.1, 0.3)
+            finally:
+                client.close()
+
+        try:
+            on_time, late = asyncio.run(main())
+        finally:
+            stop.set()
+            engine.join(10)
+            core.close()
+            listener.close()
+    assert on_time.admitted, on_time
+    assert late.reason == "late"
+    assert core.scheduler.stats.late == 1

@@ -3,16 +3,24 @@ the H200 run of 2026-12-04."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 from emostream.engine.costs import H200_HOST_PER_ITEM_S, H200_HOST_PER_PLAN_S, h200_table
 from emostream.engine.fake_device import (
+    ACOUSTIC,
+    ACOUSTIC_STAGE,
     FRAME_S,
     LOADGEN_SEGMENTS_S,
+    VOCODER,
+    VOCODER_STAGE,
     FakeDevice,
     Lookahead,
     SimConfig,
     h200_scheduler,
     simulate,
 )
+from emostream.engine.scheduler import EngineScheduler, WorkItem
 from emostream.text.splitter import Segmenter
 from loadtest.texts import REPLIES
 
@@ -65,3 +73,32 @@ def test_loadgen_workload_reproduces_the_500_stream_operating_point() -> None:
     before = simulate(SimConfig(streams=750, seconds=8.0), h200_scheduler(),
                       FakeDevice(h200_table()))  # fmt: skip
     assert before.underruns == 0
+
+
+class _Recording(EngineScheduler):
+    """The scheduler, keeping every item submitted."""
+
+    def __init__(self) -> None:
+        super().__init__([ACOUSTIC_STAGE, VOCODER_STAGE], h200_table())
+        self.items: list[WorkItem] = []
+
+    def submit(self, *args: Any, **kwargs: Any) -> WorkItem:
+        item = super().submit(*args, **kwargs)
+        self.items.append(item)
+        return item
+
+
+def test_planned_lookahead_calls_are_needed_by_the_run_out() -> None:
+    """As the streamer: a later segment's acoustic call is due ``lookahead_lead_s`` before
+    its listener could run out (unless that is past) and needed by that run-out
+    (``need_by``); windows are needed when due."""
+    scheduler = _Recording()
+    config = replace(loadgen(50), lookahead_due="planned", lookahead_lead_s=1.0)
+    res = simulate(config, scheduler, FakeDevice(h200_table()))
+    calls = [i for i in scheduler.items if i.stage == ACOUSTIC]
+    assert len(calls) == res.acoustic_calls > 0
+    ahead = [i for i in calls if not i.urgent]
+    assert ahead and all(abs(i.late_after - i.due - 1.0) < 1e-9 for i in ahead)
+    assert all(i.late_after >= i.due for i in calls)
+    assert all(i.late_after == i.due for i in scheduler.items if i.stage == VOCODER)
+    assert res.late_by_stage == {}

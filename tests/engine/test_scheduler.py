@@ -120,6 +120,35 @@ def test_late_deliveries_counted_not_for_urgent_items() -> None:
     assert load.late_recent == 1 and load.urgent_p95_s == 0.5
 
 
+def test_late_is_after_need_by_not_the_due() -> None:
+    """A call due ahead of need (a look-ahead acoustic call, due 1 s before the listener
+    runs out) delivered after its due but before its need_by is not late; after its
+    need_by it is; without a need_by, late is after the due, as before."""
+    s = sched()
+    s.submit(1, "x", "a", length=5, now=0.0, due=1.0, need_by=2.0)
+    s.submit(2, "z", "a", length=5, now=0.0, due=1.0)  # need_by: the due
+    plan = s.schedule(0.0)
+    assert plan is not None and [i.rid for i in plan.items] == [1, 2]
+    assert [d.late for d in s.complete(plan, 1.5)] == [False, True]
+    assert s.stats.late == 1 and s.load(1.5).late_recent == 1
+    s.submit(3, "y", "a", length=5, now=1.5, due=1.6, need_by=2.6)
+    plan = s.schedule(1.5)
+    assert plan is not None
+    assert [d.late for d in s.complete(plan, 2.7)] == [True]  # past need_by: late
+    assert s.stats.late == 2 and s.load(2.7).late_recent == 2
+
+
+def test_need_by_leaves_the_order_to_the_due() -> None:
+    s = sched()
+    s.submit(1, "x", "v", length=30, now=0.0, due=2.0)
+    s.submit(2, "y", "a", length=10, now=0.0, due=1.0, need_by=9.0)
+    first = s.schedule(0.0)
+    assert first is not None and [i.rid for i in first.items] == [2]  # EDF on due
+    # a need_by before the due is taken as the due: never late before it
+    item = s.submit(3, "z", "a", length=10, now=0.0, due=5.0, need_by=1.0)
+    assert item.need_by == 5.0 and item.late_after == 5.0
+
+
 def test_load_busy_and_demand() -> None:
     s = EngineScheduler([VOCODER_STAGE], h200_table())
     s.submit(1, "x", VOCODER, length=90, now=0.0, due=1.0)

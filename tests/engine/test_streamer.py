@@ -28,9 +28,16 @@ class _Runner:
 
     def __init__(self) -> None:
         self.windows: list[int] = []
+        self.window_needs: list[tuple[float | None, float | None]] = []  # (deadline, need_by)
 
     async def acoustic(
-        self, voice: Voice, text: str, controls: Controls, *, deadline: float | None = None
+        self,
+        voice: Voice,
+        text: str,
+        controls: Controls,
+        *,
+        deadline: float | None = None,
+        need_by: float | None = None,
     ) -> Latent:
         return Latent(np.zeros((80, FRAMES), np.float32))
 
@@ -42,8 +49,10 @@ class _Runner:
         stream_id: str,
         pad_side: PadSide = "right",
         deadline: float | None = None,
+        need_by: float | None = None,
     ) -> npt.NDArray[np.float32]:
         self.windows.append(int(frames.shape[1]))
+        self.window_needs.append((deadline, need_by))
         return np.zeros(frames.shape[1] * HOP, np.float32)
 
     def cancel(self, stream_id: str) -> None: ...
@@ -77,17 +86,26 @@ async def test_windows_fill_the_buckets_of_a_padding_runner() -> None:
 
 
 class _Deadlines(_Runner):
-    """Records each acoustic call's deadline against the clock when it was made."""
+    """Records each acoustic call's deadline (and need_by) against the clock when it was
+    made."""
 
     def __init__(self, clock: list[float]) -> None:
         super().__init__()
         self.clock = clock
         self.calls: list[tuple[float, float | None]] = []
+        self.needs: list[float | None] = []
 
     async def acoustic(
-        self, voice: Voice, text: str, controls: Controls, *, deadline: float | None = None
+        self,
+        voice: Voice,
+        text: str,
+        controls: Controls,
+        *,
+        deadline: float | None = None,
+        need_by: float | None = None,
     ) -> Latent:
         self.calls.append((self.clock[0], deadline))
+        self.needs.append(need_by)
         self.clock[0] += 0.01  # each call takes 10 ms
         return await super().acoustic(voice, text, controls, deadline=deadline)
 
@@ -119,3 +137,43 @@ async def test_lookahead_calls_are_due_before_the_planned_audio_runs_out() -> No
     assert d1 >= t1 + 1.0  # not urgent: about 4 s of audio ahead
     assert abs(d1 - max(t1, min(start, t1) + seg_s - LOOKAHEAD_LEAD_S)) < 0.05
     assert d2 > d1 + seg_s - 0.1  # two segments planned
+
+
+async def test_lookahead_calls_are_needed_by_the_run_out_not_the_due() -> None:
+    """A later segment's acoustic call is due LOOKAHEAD_LEAD_S before the listener could run
+    out, but only late (the engine's count, which admission refuses on) after the run-out
+    itself: it goes with need_by = due + lead. The first call and the vocoder windows are
+    needed when due (need_by none: the due)."""
+    from emostream.engine.streamer import LOOKAHEAD_LEAD_S
+
+    now = [100.0]
+
+    async def three() -> AsyncIterator[str]:
+        for text in ("one.", "two.", "three."):
+            yield text
+
+    runner = _Deadlines(now)
+    voice: Voice = _Voice()  # type: ignore[assignment]
+    request = UtteranceRequest(voice=voice, fmt=OutputFormat(codec="pcm_s16le"))
+    items = [i async for i in stream_utterance(request, three(), runner, clock=lambda: now[0])]
+    assert sum(i.samples for i in items if isinstance(i, Packet)) > 0
+    (t0, d0), (t1, d1), (t2, d2) = runner.calls
+    n0, n1, n2 = runner.needs
+    assert d0 == t0 and n0 == d0  # the first: at once, needed at once
+    for t, d, n in ((t1, d1, n1), (t2, d2, n2)):
+        assert d is not None and n is not None
+        assert d > t  # not clamped to now: about 4 s of audio ahead
+        assert abs(n - (d + LOOKAHEAD_LEAD_S)) < 1e-9
+    assert runner.window_needs and all(n is None for _, n in runner.window_needs)
+
+
+def test_a_clamped_lookahead_due_keeps_the_run_out_as_need_by() -> None:
+    """Less than the lead left: the call is due at once, still needed only at the run-out."""
+    from emostream.engine.streamer import UtteranceStats, _lookahead_deadline, _lookahead_run_out
+
+    stats = UtteranceStats(first_audio_at=100.0)
+    assert _lookahead_deadline(stats, 24000, 0.5, 100.2) == 100.2
+    assert _lookahead_run_out(stats, 24000, 0.5, 100.2) == 100.5
+    before = UtteranceStats()  # no audio yet: from now
+    assert _lookahead_run_out(before, 24000, 3.0, 50.0) == 53.0
+    assert _lookahead_run_out(before, 24000, 0.0, 50.0) == 50.0  # the first segment

@@ -6,7 +6,8 @@ cuda, or a client of the engine process), and serves the
 :class:`~emostream.engine.runner.Runner` calls the ingress's
 :class:`~emostream.cluster.ray_runner.RayRunner` forwards: ``acoustic`` and ``decode``, with
 the voice as a reference (a stock id, or an id and its speaker embedding for a clone or an
-inline reference clip) and the deadline as seconds from now (clocks differ between hosts).
+inline reference clip) and the deadline (and the call's ``need_by``, as ``need_in``) as
+seconds from now (clocks differ between hosts).
 
 A stream is open here while its ``session`` call runs: that streaming call answers at once
 with this replica's identity and load, then every ``heartbeat_s`` with the load again, and
@@ -58,6 +59,11 @@ class VoiceRef:
     def of(cls, voice: Voice, *, stock: bool) -> VoiceRef:
         speaker = None if stock else getattr(voice, "speaker", None)
         return cls(voice.info.id, None if speaker is None else np.asarray(speaker, np.float32))
+
+
+def _at(seconds: float | None, now: float) -> float | None:
+    """A time given as seconds from ``now`` (None: none), on this host's clock."""
+    return None if seconds is None else now + seconds
 
 
 def replica_identity() -> tuple[str, str]:
@@ -159,12 +165,15 @@ class ModelReplica:
         *,
         stream: str = "",
         replica: str | None = None,
+        need_in: float | None = None,
     ) -> Latent:
         self._check(stream, replica)
         self.calls += 1
         runner = (await self._runner()).runner
-        deadline = None if due_in is None else time.monotonic() + due_in
-        return await runner.acoustic(self._voice(ref), text, controls, deadline=deadline)
+        now = time.monotonic()
+        deadline, need_by = _at(due_in, now), _at(need_in, now)
+        return await runner.acoustic(self._voice(ref), text, controls, deadline=deadline,
+                                     need_by=need_by)  # fmt: skip
 
     async def decode(
         self,
@@ -175,13 +184,16 @@ class ModelReplica:
         *,
         stream: str = "",
         replica: str | None = None,
+        need_in: float | None = None,
     ) -> npt.NDArray[np.float32]:
         self._check(stream, replica)
         self.calls += 1
         runner = (await self._runner()).runner
-        deadline = None if due_in is None else time.monotonic() + due_in
+        now = time.monotonic()
+        deadline, need_by = _at(due_in, now), _at(need_in, now)
         return await runner.decode(self._voice(ref), frames, stream_id=stream or "-",
-                                   pad_side=pad_side, deadline=deadline)  # fmt: skip
+                                   pad_side=pad_side, deadline=deadline,
+                                   need_by=need_by)  # fmt: skip
 
     async def stats(self, replica: str | None = None) -> dict[str, Any]:
         """This replica's load and counters, and the ids of the streams open on it

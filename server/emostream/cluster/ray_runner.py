@@ -120,12 +120,22 @@ class RayRunner:
     def _due_in(self, deadline: float | None) -> float | None:
         return None if deadline is None else deadline - self._clock()
 
+    def _need(self, need_by: float | None) -> dict[str, float]:
+        """``need_by`` as the replica's ``need_in`` keyword (seconds from now), if given."""
+        return {} if need_by is None else {"need_in": need_by - self._clock()}
+
     async def acoustic(
-        self, voice: Voice, text: str, controls: Controls, *, deadline: float | None = None
+        self,
+        voice: Voice,
+        text: str,
+        controls: Controls,
+        *,
+        deadline: float | None = None,
+        need_by: float | None = None,
     ) -> Latent:
         handle, pin = self._target(_current_stream.get())
         latent: Latent = await handle.acoustic.remote(
-            self._ref(voice), text, controls, self._due_in(deadline), **pin
+            self._ref(voice), text, controls, self._due_in(deadline), **pin, **self._need(need_by)
         )
         return latent
 
@@ -137,11 +147,12 @@ class RayRunner:
         stream_id: str,
         pad_side: PadSide = "right",
         deadline: float | None = None,
+        need_by: float | None = None,
     ) -> npt.NDArray[np.float32]:
         handle, pin = self._target(stream_id)
         audio: npt.NDArray[np.float32] = await handle.decode.remote(
             self._ref(voice), np.ascontiguousarray(frames), pad_side, self._due_in(deadline),
-            **pin,
+            **pin, **self._need(need_by),
         )  # fmt: skip
         return audio
 

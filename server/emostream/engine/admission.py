@@ -14,8 +14,12 @@ is not ``enabled``: benchmarks of the raw ceiling, ``EMOSTREAM_ENGINE_ADMISSION=
   sees a burst of new streams before their calls run), plus one stream's share for this
   one and for each of ``reserved`` (admitted by this front end, not yet seen by the
   engine), must stay below ``max_utilization``;
-* **lateness**: a non-urgent call delivered late within the window (an underrun) refuses
-  until the window has none;
+* **lateness**: a non-urgent call delivered late within the window refuses until the
+  window has none. Late is after the call's ``need_by``, when its listener ran out of
+  audio for want of it (a server-side underrun), not after its scheduling due: a later
+  segment's acoustic call is due :data:`~emostream.engine.streamer.LOOKAHEAD_LEAD_S`
+  before that, and arriving within the lead starves no one
+  (:class:`~emostream.engine.scheduler.WorkItem`'s ``need_by``);
 * **first audio**: the engine's p95 latency of urgent calls (first chunks) grows as
   ``1 / (1 - u)`` (a queue's waiting time); scaled to the utilization after admission it
   must stay within ``first_audio_bound_s``.

@@ -17,9 +17,10 @@ Both sides are processes of one server on one host: the socket lives in a privat
 directory (mode 0700), so pickle carries only what this server's own processes wrote.
 
 Messages (client -> engine): ``("hello", shm_name, slot_bytes, slots)``, ``("call", rid,
-stage, stream, due, length, slot, spec, obj, extra)``, ``("cancel", stream)``; (engine ->
-client): ``("welcome", status_name, lengths)`` (``lengths``: the padded window lengths of
-each decode stage key), ``("done", rid, spec, obj)``, ``("error", rid, text)``,
+stage, stream, due, length, slot, spec, obj, extra, need_by)`` (``need_by``: when the
+listener runs out without the call; None or left out: ``due``), ``("cancel", stream)``;
+(engine -> client): ``("welcome", status_name, lengths)`` (``lengths``: the padded window
+lengths of each decode stage key), ``("done", rid, spec, obj)``, ``("error", rid, text)``,
 ``("dropped", rid)``. ``spec`` is ``(shape, dtype)`` of an array in the slot, or None
 (``obj`` holds the value).
 """

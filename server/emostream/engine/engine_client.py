@@ -104,7 +104,13 @@ class EngineClient:
     # -- Runner ------------------------------------------------------------------------
 
     async def acoustic(
-        self, voice: Voice, text: str, controls: Controls, *, deadline: float | None = None
+        self,
+        voice: Voice,
+        text: str,
+        controls: Controls,
+        *,
+        deadline: float | None = None,
+        need_by: float | None = None,
     ) -> Latent:
         stage = stage_of(voice, "acoustic")
         if stage is None or stage.size is None:
@@ -113,7 +119,7 @@ class EngineClient:
         request = await self._local.run(lambda: prepare(text, controls), deadline=deadline)
         # No stream id here (Runner.acoustic): "" makes it a one-off call in the engine.
         spec, value, array = await self._call(stage.key, "", deadline, stage.size(request),
-                                              obj=request)  # fmt: skip
+                                              obj=request, need_by=need_by)  # fmt: skip
         if spec is None:
             latent: Latent = value
             return latent
@@ -128,6 +134,7 @@ class EngineClient:
         stream_id: str,
         pad_side: PadSide = "right",
         deadline: float | None = None,
+        need_by: float | None = None,
     ) -> Audio:
         stage = stage_of(voice, "decode")
         if stage is None:
@@ -138,7 +145,8 @@ class EngineClient:
         # The engine answers in its backend's dtype (fp16 on a GPU): read as float32.
         spec, value, array = await self._call(stage.key, stream_id, deadline,
                                               int(window.shape[1]), array=window,
-                                              extra=pad_side, dtype=np.float32)  # fmt: skip
+                                              extra=pad_side, dtype=np.float32,
+                                              need_by=need_by)  # fmt: skip
         out: Audio = array if spec is not None else np.asarray(value, dtype=np.float32)
         return out
 
@@ -196,10 +204,12 @@ class EngineClient:
         obj: Any = None,
         extra: Any = None,
         dtype: Any = None,
+        need_by: float | None = None,
     ) -> tuple[Any, Any, Any]:
         """Send one call; ``(spec, value, array)``: ``array`` read from the slot (as
         ``dtype`` when given) when the answer came through it (``spec`` not None), else the
-        inline ``value``."""
+        inline ``value``. ``need_by`` (None: the due) goes with it: the engine counts the
+        call late only when it is delivered after that (Runner's module docs)."""
         if self._gone:
             raise RuntimeError(self._gone)
         arena, writer = self._arena, self._writer
@@ -216,7 +226,8 @@ class EngineClient:
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[rid] = _Pending(fut, slot, stream, dtype)
         due = self._clock() if deadline is None else deadline
-        writer.write(encode(("call", rid, stage, stream, due, length, slot, spec, obj, extra)))
+        msg = ("call", rid, stage, stream, due, length, slot, spec, obj, extra, need_by)
+        writer.write(encode(msg))
         result: tuple[Any, Any, Any] = await fut
         return result
 

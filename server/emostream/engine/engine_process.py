@@ -160,7 +160,8 @@ class EngineCore:
         kind = msg[0]
         self.stats.msgs_in += 1
         if kind == "call":
-            _, rid, stage, stream, due, length, slot, spec, obj, extra = msg
+            _, rid, stage, stream, due, length, slot, spec, obj, extra = msg[:10]
+            need_by = msg[10] if len(msg) > 10 else None  # None (or absent): the due
             self.stats.calls_in[stage] += 1
             self._next += 1
             call = _Call(client, rid, slot, spec, obj, extra)
@@ -168,7 +169,8 @@ class EngineCore:
                 # An acoustic call has no stream (Runner.acoustic): its own id, untracked.
                 key = (client.cid, stream or f"a-{rid}")
                 self.scheduler.submit(self._next, key, stage, length=length, now=self.clock(),
-                                      due=due, payload=call, track=bool(stream))  # fmt: skip
+                                      due=due, payload=call, track=bool(stream),
+                                      need_by=need_by)  # fmt: skip
             except (KeyError, ValueError) as exc:
                 self._send(client, ("error", rid, f"{type(exc).__name__}: {exc}"))
                 return

@@ -11,7 +11,8 @@ time: no clock, no threads, the same result for the same seed.
 (:func:`emostream.engine.streamer.stream_utterance`): an utterance is one or more segments
 (``SimConfig.segments``; default one of ``utterance_s``). A segment's acoustic call is due
 when the listener would run out of audio (at once before the first packet), less
-``lookahead_lead_s``; its windows (the streamer's
+``lookahead_lead_s``, and needed by that run-out (the scheduler's ``need_by``: late only
+after it, ``SimResult.late_by_stage``); its windows (the streamer's
 :class:`~emostream.engine.chunker.ChunkSchedule`; by default as the engine process's front
 ends make them, filled to the vocoder's buckets) go one after another, the first due at
 once when the listener has nothing, each later one due when the listener would run out of
@@ -123,6 +124,7 @@ class SimResult:
     seconds: float = 0.0
     acoustic_calls: int = 0
     acoustic_urgent: int = 0  # acoustic calls due at once (a listener with nothing buffered)
+    late_by_stage: dict[str, int] = field(default_factory=dict)  # the scheduler's late count
 
     def p95_first_audio(self) -> float:
         xs = sorted(self.first_audio_s)
@@ -208,15 +210,18 @@ def simulate(
             return
         if j > 0 and not u.go_ahead:
             return
-        due = u.run_out(now)
-        if config.lookahead_due == "planned" and j > 0:
+        # need_by: when the listener runs out without it, as the streamer passes it (the
+        # due is lookahead_lead_s before that, not before now): the scheduler's late count
+        need_by = due = u.run_out(now)
+        planned = config.lookahead_due == "planned" and j > 0
+        if planned:
             start = now if u.first_audio is None else u.first_audio
-            due = max(now, start + sum(u.segments[:j]) * FRAME_S - config.lookahead_lead_s)
-        elif u.first_audio is not None:
-            due = max(now, due - config.lookahead_lead_s)
+            need_by = start + sum(u.segments[:j]) * FRAME_S
+        if planned or u.first_audio is not None:
+            due = max(now, need_by - config.lookahead_lead_s)
         rid = next(rids)
         units = max(1, round(u.segments[j] * FRAME_S * config.units_per_s))
-        scheduler.submit(rid, u.sid, ACOUSTIC, length=units, now=now, due=due)
+        scheduler.submit(rid, u.sid, ACOUSTIC, length=units, now=now, due=due, need_by=need_by)
         waiting[rid] = (u, ACOUSTIC, j, due)
         res.acoustic_calls += 1
         res.acoustic_urgent += due <= now
@@ -306,6 +311,8 @@ def simulate(
             break
         if plan is not None and busy_until <= now:
             for d in scheduler.complete(plan, now):
+                if d.late:
+                    res.late_by_stage[plan.stage] = res.late_by_stage.get(plan.stage, 0) + 1
                 deliver(d, now)
             plan, busy_until = None, math.inf
         while events and events[0][0] <= now:

@@ -303,7 +303,13 @@ class GpuRunner:
         )
 
     async def acoustic(
-        self, voice: Voice, text: str, controls: Controls, *, deadline: float | None = None
+        self,
+        voice: Voice,
+        text: str,
+        controls: Controls,
+        *,
+        deadline: float | None = None,
+        need_by: float | None = None,  # not used: this runner counts no late calls
     ) -> Latent:
         if isinstance(voice, AcousticVoice):
             # G2P on a CPU thread, then the model call batched with every other stream's.
@@ -322,6 +328,7 @@ class GpuRunner:
         stream_id: str,
         pad_side: PadSide = "right",
         deadline: float | None = None,
+        need_by: float | None = None,  # not used: this runner counts no late calls
     ) -> Audio:
         if self._on_engine(voice, frames):
             return await self.engine.vocode(stream_id, frames, pad_side=pad_side, deadline=deadline)

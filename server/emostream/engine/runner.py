@@ -5,6 +5,13 @@ the GIL) taking queued calls most-urgent first. Every call carries a deadline on
 ``time.monotonic`` — when a listener would run out of audio — so a new stream's first
 chunk goes ahead of chunks for streams that still have seconds buffered (earliest deadline
 first, the usual rule for real-time work). A GPU runner implements the same coroutines.
+
+A call may also say when the listener actually runs out of audio without it, ``need_by``
+(default: the deadline), where it is scheduled ahead of that: the streamer's look-ahead
+acoustic calls are due :data:`~emostream.engine.streamer.LOOKAHEAD_LEAD_S` early. Runners
+order by the deadline; one that counts late calls (the engine process's scheduler, which
+admission reads) counts those delivered after ``need_by``. Runners that count none accept
+and ignore it.
 """
 
 from __future__ import annotations
@@ -26,9 +33,16 @@ from emostream.voices.base import Controls, Latent, Voice
 
 class Runner(Protocol):
     async def acoustic(
-        self, voice: Voice, text: str, controls: Controls, *, deadline: float | None = None
+        self,
+        voice: Voice,
+        text: str,
+        controls: Controls,
+        *,
+        deadline: float | None = None,
+        need_by: float | None = None,
     ) -> Latent:
-        """Run the acoustic stage; ``deadline`` (``time.monotonic``): when its audio is due."""
+        """Run the acoustic stage; ``deadline`` (``time.monotonic``): when its audio is due;
+        ``need_by``: when the listener runs out without it (None: the deadline; module docs)."""
         ...
 
     async def decode(
@@ -39,10 +53,12 @@ class Runner(Protocol):
         stream_id: str,
         pad_side: PadSide = "right",
         deadline: float | None = None,
+        need_by: float | None = None,
     ) -> npt.NDArray[np.float32]:
         """Decode one window. ``pad_side``: where a batching runner may pad the window (the side
         away from the utterance's edge); ``deadline`` (``time.monotonic``): when the listener
-        needs the audio, for runners that schedule by urgency."""
+        needs the audio, for runners that schedule by urgency; ``need_by``: as for
+        :meth:`acoustic` (the streamer passes none: a window is due when it is needed)."""
         ...
 
     def cancel(self, stream_id: str) -> None: ...
@@ -114,7 +130,13 @@ class ThreadRunner:
         return await fut
 
     async def acoustic(
-        self, voice: Voice, text: str, controls: Controls, *, deadline: float | None = None
+        self,
+        voice: Voice,
+        text: str,
+        controls: Controls,
+        *,
+        deadline: float | None = None,
+        need_by: float | None = None,  # not used: no late calls counted here
     ) -> Latent:
         latent: Latent = await self.run(lambda: voice.acoustic(text, controls), deadline=deadline)
         return latent
@@ -127,6 +149,7 @@ class ThreadRunner:
         stream_id: str,
         pad_side: PadSide = "right",
         deadline: float | None = None,
+        need_by: float | None = None,  # not used: no late calls counted here
     ) -> npt.NDArray[np.float32]:
         audio: npt.NDArray[np.float32] = await self.run(
             lambda: voice.decode(frames), deadline=deadline

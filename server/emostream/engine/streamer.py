@@ -31,7 +31,8 @@ REFILL_AHEAD_S = 0.3
 # engine_sim.py --lookahead-due planned; fake_device lookahead_due): 0.15 s and 0.5 s
 # left late chunks at 1,150 and 1,300 steady streams (the calls waited till too late at
 # saturation); 1.0 s none up to 1,300, as the sent-audio rule; 2.0 s was the old rule again
-# in bursts.
+# in bursts. The call's need_by (Runner) is the run-out itself: arriving within the lead is
+# not an underrun, so the engine does not count it late (nor refuses admission for it).
 LOOKAHEAD_LEAD_S = 1.0
 
 
@@ -183,7 +184,9 @@ async def _acoustic_ahead(
                 await go_ahead.wait()
             t0 = clock()
             due = _lookahead_deadline(stats, request.fmt.sample_rate, planned_s, t0)
-            latent = await runner.acoustic(voice, text, request.controls, deadline=due)
+            need_by = _lookahead_run_out(stats, request.fmt.sample_rate, planned_s, t0)
+            latent = await runner.acoustic(voice, text, request.controls, deadline=due,
+                                           need_by=need_by)  # fmt: skip
             planned_s += latent.num_frames * voice.hop_length / voice.info.sample_rate
             words = None
             if request.word_timestamps and isinstance(request.voice, WordTimedVoice):
@@ -342,8 +345,20 @@ def _lookahead_deadline(
     1,000-1,300 steady streams as before (no late chunk, p95 76-85 ms)."""
     if planned_s <= 0.0:
         return _listener_deadline(stats, out_rate, now)
+    run_out = _lookahead_run_out(stats, out_rate, planned_s, now)
+    return max(now, run_out - LOOKAHEAD_LEAD_S)
+
+
+def _lookahead_run_out(stats: UtteranceStats, out_rate: int, planned_s: float, now: float) -> float:
+    """When the listener could run out of the earlier segments' audio (``planned_s``, from
+    the first audio or, before it, from now): a segment's acoustic call's ``need_by``
+    (:class:`~emostream.engine.runner.Runner`), :data:`LOOKAHEAD_LEAD_S` after its due
+    unless that was clamped to now. The first segment's: when the listener runs out (now,
+    before the first packet), as its due."""
+    if planned_s <= 0.0:
+        return _listener_deadline(stats, out_rate, now)
     start = now if stats.first_audio_at is None else stats.first_audio_at
-    return max(now, start + planned_s - LOOKAHEAD_LEAD_S)
+    return start + planned_s
 
 
 def _listener_starving(stats: UtteranceStats, out_rate: int, now: float) -> bool:
