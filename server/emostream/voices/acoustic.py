@@ -129,8 +129,12 @@ def collate(
 # before the first phone (the ``^`` unit: 29-45 frames on four v0.3 voices) and 0.45-0.95 s
 # after the last one (inside the last phone's and the punctuation's frames). Every segment
 # carried both, so the first word came ~0.4 s after the first packet and sentences were 0.85-
-# 1.45 s apart (joe: 0.28 s; bench/speech_onset.py). Kept: LEAD_FRAMES before the first phone,
-# TAIL_FRAMES after the last loud frame (58 ms and 232 ms at hop 256, 22.05 kHz).
+# 1.45 s apart (joe: 0.28 s; bench/speech_onset.py). Kept: LEAD_FRAMES before the first phone
+# or the first loud frame, whichever comes first, and TAIL_FRAMES after the last loud frame (58 ms
+# and 232 ms at hop 256, 22.05 kHz). The first phone's sound often starts inside ``^``'s frames
+# (v0.4: 5-11 frames before the boundary, an initial /s/ or /n/), so a cut at the boundary alone
+# took the onset of the first consonant ("Sick." heard as "Take", "Same." as "I'm";
+# lab/short_replies.py).
 LEAD_FRAMES = 5
 TAIL_FRAMES = 20
 QUIET_NATS = 5.0  # a frame is quiet when its loudest mel bin is this far (~43 dB) below loud
@@ -145,18 +149,21 @@ def trim_silence(
     tail_frames: int = TAIL_FRAMES,
 ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
     """``frames`` ``[80, T]`` and the units' frame counts with the leading unit (``^``, when
-    ``leading``) cut to its last ``lead_frames`` frames and everything later than
-    ``tail_frames`` after the last loud frame removed, the counts shortened to match (from
-    the last unit backwards), so word timings stay on the audio."""
+    ``leading``) cut to the ``lead_frames`` frames before the first phone or before the first
+    loud frame, whichever is earlier (a sound that starts inside ``^`` keeps its onset), and
+    everything later than ``tail_frames`` after the last loud frame removed, the counts
+    shortened to match (from the last unit backwards), so word timings stay on the audio."""
     d = unit_frames.copy()
     total = int(d.sum())
     if total <= 0 or frames.shape[1] < total:
         return frames, d
-    cut = max(int(d[0]) - lead_frames, 0) if leading and len(d) else 0
+    before_phone = max(int(d[0]) - lead_frames, 0) if leading and len(d) else 0
+    peak = frames[:, :total].max(axis=0)
+    # "loud" against the frames after the boundary cut (what the tail rule always measured)
+    loud = np.flatnonzero(peak >= np.percentile(peak[before_phone:], 95) - QUIET_NATS)
+    cut = min(before_phone, max(int(loud[0]) - lead_frames, 0)) if len(loud) else before_phone
     d[0] -= cut
-    peak = frames[:, cut:total].max(axis=0)
-    loud = np.flatnonzero(peak >= np.percentile(peak, 95) - QUIET_NATS)
-    keep = min(int(loud[-1]) + 1 + tail_frames, total - cut) if len(loud) else total - cut
+    keep = min(int(loud[-1]) + 1 - cut + tail_frames, total - cut) if len(loud) else total - cut
     extra = total - cut - keep
     for k in range(len(d) - 1, -1, -1):
         if extra <= 0:
