@@ -21,7 +21,8 @@ from emostream.engine.fake_device import (
     simulate,
 )
 from emostream.engine.scheduler import LoadSnapshot
-from emostream.voices.base import BatchedStage, Controls, Latent, VoiceInfo
+from emostream.voices.base import BatchedStage, Controls, Latent
+from tests.engine.test_engine_process import _Declares
 
 
 def load(**kw: float) -> LoadSnapshot:
@@ -116,21 +117,6 @@ def test_lookahead_calls_within_their_lead_do_not_refuse() -> None:
     assert decide(s.load(t + 0.4), policy).reason == "late"
 
 
-class _Staged:
-    """A voice declaring one acoustic stage (no voice type the engine knows)."""
-
-    info = VoiceInfo("t", "t", "en", 22050, ())
-
-    def __init__(self, stage: BatchedStage) -> None:
-        self.stage = stage
-
-    def batched_stages(self) -> tuple[BatchedStage, ...]:
-        return (self.stage,)
-
-    def prepare(self, text: str, controls: Controls) -> str:
-        return text
-
-
 def test_engine_admits_while_lookahead_calls_arrive_within_their_lead() -> None:
     """End to end through the engine process's channel: a front end's acoustic call due
     0.2 s ahead and needed 1 s ahead comes back 0.5 s later (after its due, before it is
@@ -147,7 +133,7 @@ def test_engine_admits_while_lookahead_calls_arrive_within_their_lead() -> None:
 
     stage = BatchedStage("ac", "acoustic", run, (1, 2), size=lambda r: 1)
     core = EngineCore({"ac": stage}, clock=lambda: clock[0], stats_interval_s=0.0)
-    voice: Any = _Staged(stage)
+    voice: Any = _Declares(stage)
     stop = threading.Event()
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "engine.sock")

@@ -10,7 +10,7 @@ import numpy.typing as npt
 from emostream.codec.packetizer import OutputFormat
 from emostream.engine.chunked import PadSide
 from emostream.engine.runner import Bucketed
-from emostream.engine.streamer import Packet, UtteranceRequest, stream_utterance
+from emostream.engine.streamer import Packet, UtteranceRequest, UtteranceStats, stream_utterance
 from emostream.voices.base import Controls, Latent, Voice, VoiceInfo
 
 HOP = 256
@@ -110,12 +110,8 @@ class _Deadlines(_Runner):
         return await super().acoustic(voice, text, controls, deadline=deadline)
 
 
-async def test_lookahead_calls_are_due_before_the_planned_audio_runs_out() -> None:
-    """A reply's first acoustic call is due at once; the next one when the listener could
-    run out of the first segment's 4 s (less the lead), not at once because no audio was
-    sent yet (the sent-audio rule made 94 % of a GPU run's acoustic calls urgent)."""
-    from emostream.engine.streamer import LOOKAHEAD_LEAD_S, UtteranceStats
-
+async def _three_segments(stats: UtteranceStats) -> _Deadlines:
+    """A reply of three segments streamed on a still clock; its runner's calls."""
     now = [100.0]
 
     async def three() -> AsyncIterator[str]:
@@ -125,10 +121,20 @@ async def test_lookahead_calls_are_due_before_the_planned_audio_runs_out() -> No
     runner = _Deadlines(now)
     voice: Voice = _Voice()  # type: ignore[assignment]
     request = UtteranceRequest(voice=voice, fmt=OutputFormat(codec="pcm_s16le"))
-    stats = UtteranceStats()
     items = [i async for i in stream_utterance(request, three(), runner, stats=stats,
                                                clock=lambda: now[0])]  # fmt: skip
     assert sum(i.samples for i in items if isinstance(i, Packet)) > 0
+    return runner
+
+
+async def test_lookahead_calls_are_due_before_the_planned_audio_runs_out() -> None:
+    """A reply's first acoustic call is due at once; the next one when the listener could
+    run out of the first segment's 4 s (less the lead), not at once because no audio was
+    sent yet (the sent-audio rule made 94 % of a GPU run's acoustic calls urgent)."""
+    from emostream.engine.streamer import LOOKAHEAD_LEAD_S
+
+    stats = UtteranceStats()
+    runner = await _three_segments(stats)
     seg_s = FRAMES * HOP / 22050
     (t0, d0), (t1, d1), (_t2, d2) = runner.calls
     assert d0 == t0  # the first: at once
@@ -146,17 +152,7 @@ async def test_lookahead_calls_are_needed_by_the_run_out_not_the_due() -> None:
     needed when due (need_by none: the due)."""
     from emostream.engine.streamer import LOOKAHEAD_LEAD_S
 
-    now = [100.0]
-
-    async def three() -> AsyncIterator[str]:
-        for text in ("one.", "two.", "three."):
-            yield text
-
-    runner = _Deadlines(now)
-    voice: Voice = _Voice()  # type: ignore[assignment]
-    request = UtteranceRequest(voice=voice, fmt=OutputFormat(codec="pcm_s16le"))
-    items = [i async for i in stream_utterance(request, three(), runner, clock=lambda: now[0])]
-    assert sum(i.samples for i in items if isinstance(i, Packet)) > 0
+    runner = await _three_segments(UtteranceStats())
     (t0, d0), (t1, d1), (t2, d2) = runner.calls
     n0, n1, n2 = runner.needs
     assert d0 == t0 and n0 == d0  # the first: at once, needed at once
@@ -169,7 +165,7 @@ async def test_lookahead_calls_are_needed_by_the_run_out_not_the_due() -> None:
 
 def test_a_clamped_lookahead_due_keeps_the_run_out_as_need_by() -> None:
     """Less than the lead left: the call is due at once, still needed only at the run-out."""
-    from emostream.engine.streamer import UtteranceStats, _lookahead_deadline, _lookahead_run_out
+    from emostream.engine.streamer import _lookahead_deadline, _lookahead_run_out
 
     stats = UtteranceStats(first_audio_at=100.0)
     assert _lookahead_deadline(stats, 24000, 0.5, 100.2) == 100.2
