@@ -3,15 +3,16 @@
 # set): the HiFi-GAN checkpoint from the staged xz parts (bench/gpu_loadtest.sh stage) and the
 # settings every engine-process run shares. Exits 3 when a cuda run finds nothing staged.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-if [ -z "${EMOSTREAM_VOCODER_CHECKPOINT:-}" ]; then
+# A lite run (EMOSTREAM_VOCODER=lite) loads no HiFi-GAN: .gpujob/lt1 alone stages it, and the
+# one part lt1 carries is not unpacked (alone it is incomplete).
+if [ -z "${EMOSTREAM_VOCODER_CHECKPOINT:-}" ] && [ "${EMOSTREAM_VOCODER:-}" != lite ]; then
   parts=(/tmp/hifigan/hifigan_fp16.pt.xz.part*)
   if [ -f "${parts[0]}" ]; then
     cat "${parts[@]}" | "$PY" -c \
       'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.stdin.buffer), sys.stdout.buffer)' \
       >/tmp/hifigan_fp16.pt || { echo "HiFi-GAN parts incomplete: ${parts[*]}"; exit 3; }
     export EMOSTREAM_VOCODER_CHECKPOINT=/tmp/hifigan_fp16.pt
-  elif [ "$DEVICE" = cuda ] && [ "${EMOSTREAM_VOCODER:-}" != lite ]; then
-    # (the light vocoder comes from models/: a lite run needs only .gpujob/lt1 staged)
+  elif [ "$DEVICE" = cuda ]; then
     echo "no /tmp/hifigan/hifigan_fp16.pt.xz.part*: stage .gpujob/lt1 and lt2 (bench/gpu_loadtest.sh)"
     exit 3
   fi
