@@ -98,7 +98,7 @@ def test_planned_lookahead_calls_are_needed_by_the_run_out() -> None:
     calls = [i for i in scheduler.items if i.stage == ACOUSTIC]
     assert len(calls) == res.acoustic_calls > 0
     ahead = [i for i in calls if not i.urgent]
-    assert ahead and all(abs(i.late_after - i.due - 1.0) < 1e-9 for i in ahead)
-    assert all(i.late_after >= i.due for i in calls)
-    assert all(i.late_after == i.due for i in scheduler.items if i.stage == VOCODER)
+    assert ahead and all(abs(i.need_by - i.due - 1.0) < 1e-9 for i in ahead)
+    assert all(i.need_by >= i.due for i in calls)
+    assert all(i.need_by == i.due for i in scheduler.items if i.stage == VOCODER)
     assert res.late_by_stage == {}

@@ -138,19 +138,14 @@ class WorkItem:
     due: float
     submitted: float
     seq: int  # global submission order (ties)
+    # when the listener runs out without it (late only after it); never before ``due``
+    need_by: float = field(compare=False)
     payload: Any = field(default=None, compare=False)
-    # when the listener runs out without it (None: ``due``); never before ``due``
-    need_by: float | None = field(default=None, compare=False)
 
     @property
     def urgent(self) -> bool:
         """Submitted with no slack: the listener has nothing buffered (a first chunk)."""
         return self.due <= self.submitted
-
-    @property
-    def late_after(self) -> float:
-        """Delivered after this, a non-urgent item is late: ``need_by``, else ``due``."""
-        return self.due if self.need_by is None else self.need_by
 
 
 @dataclass(frozen=True)
@@ -309,7 +304,7 @@ class EngineScheduler:
                 self._stream_work.setdefault(stream, 0.0)
             self._last_seen[stream] = now  # at the end: the most recently seen
         need = when if need_by is None else max(need_by, when)
-        item = WorkItem(rid, stream, stage, length, when, now, next(self._seq), payload, need)
+        item = WorkItem(rid, stream, stage, length, when, now, next(self._seq), need, payload)
         self._queues[stage].setdefault(stream, deque()).append(item)
         self._queued[rid] = item
         heapq.heappush(self._heap, (when, item.seq, rid))
@@ -552,7 +547,7 @@ class EngineScheduler:
         for item in plan.items:
             if self._in_flight.pop(item.rid, None) is None:
                 continue  # cancelled while on the device
-            late = not item.urgent and now > item.late_after
+            late = not item.urgent and now > item.need_by
             if late:
                 self.stats.late += 1
                 self._late.append(now)
