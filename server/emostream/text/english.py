@@ -31,6 +31,7 @@ Pure functions; the G2P calls :func:`normalize_english` on every Latin-script ru
 from __future__ import annotations
 
 import re
+from functools import partial
 
 _CURRENCY = {"$": ("dollar", "dollars"), "€": ("euro", "euros"), "£": ("pound", "pounds")}
 _SCALE = {"k": "thousand", "K": "thousand", "m": "million", "M": "million", "b": "billion",
@@ -190,8 +191,12 @@ _INTERJECTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bs+h{2,}\b", re.IGNORECASE), "sch"),
     (re.compile(r"\bLUL\b"), "lul"),
 )
-_HEHE = re.compile(r"\b(?:he){2,}h?\b", re.IGNORECASE)
-_HAHA = re.compile(r"\b(?:ha){2,}h?\b", re.IGNORECASE)  # hahahaha: "ha-huh-HA-huh"
+# written laughter, a syllable per two letters: hehehe → heh heh heh, hahahaha (espeak:
+# "ha-huh-HA-huh") → ha ha ha ha
+_LAUGHS = (
+    (re.compile(r"\b(?:he){2,}h?\b", re.IGNORECASE), "heh"),
+    (re.compile(r"\b(?:ha){2,}h?\b", re.IGNORECASE), "ha"),
+)
 # a web address is read from its host: https://emostream.tv → emostream dot tv (not "aitch tee
 # tee pee ess colon slash slash")
 _SCHEME = re.compile(r"\bhttps?://(?=\w)", re.IGNORECASE)
@@ -204,6 +209,11 @@ _STRETCHED = re.compile(r"\b([A-Za-z]*[^\WoO\d_])([oO]{3,})\b|\b([A-Za-z]*[^\WyY
 def _spell(word: str) -> str:
     """irl → I R L, lmfao → L M F eigh O."""
     return " ".join(LETTER_A if c == "A" else c for c in word.upper())
+
+
+def _laugh(syllable: str, m: re.Match[str]) -> str:
+    """A syllable per two letters of the laugh: hahaha → ha ha ha."""
+    return " ".join([syllable] * (len(m.group(0)) // 2))
 
 
 def _unit(m: re.Match[str]) -> str:
@@ -228,8 +238,8 @@ def normalize_english(text: str) -> str:
     text = _LOWER_SHORTHAND_RE.sub(lambda m: _LOWER_SHORTHAND[m.group(1)], text)
     for pattern, said in _INTERJECTIONS:
         text = pattern.sub(said, text)
-    text = _HEHE.sub(lambda m: " ".join(["heh"] * (len(m.group(0)) // 2)), text)
-    text = _HAHA.sub(lambda m: " ".join(["ha"] * (len(m.group(0)) // 2)), text)
+    for pattern, syllable in _LAUGHS:
+        text = pattern.sub(partial(_laugh, syllable), text)
     text = _STRETCHED.sub(
         lambda m: (m.group(1) or m.group(3)) + (m.group(2) or m.group(4))[0], text
     )
