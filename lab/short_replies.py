@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from emostream.voices.clip import frame_db
 from lab.acoustic_quality import (
     MODEL_SR,
     REPO,
@@ -111,12 +112,9 @@ def last_phone(symbols: Sequence[str]) -> int:
 def rms_db(audio: FloatArray, rate: int, *, win_ms: int = WIN_MS) -> FloatArray:
     """10 ms RMS in dBFS (non-overlapping windows; the last partial one dropped)."""
     n = max(1, rate * win_ms // 1000)
-    k = len(audio) // n
-    if k == 0:
+    if len(audio) < n:
         return np.zeros(0, np.float32)
-    frames = audio[: k * n].astype(np.float64).reshape(k, n)
-    out: FloatArray = (10.0 * np.log10(np.mean(frames * frames, axis=1) + 1e-12)).astype(np.float32)
-    return out
+    return frame_db(audio, frame=n, hop=n)  # the clip checker's levels, on a 10 ms grid
 
 
 def highband(audio: FloatArray, rate: int, cutoff: float = 2000.0) -> FloatArray:
