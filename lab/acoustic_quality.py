@@ -112,7 +112,8 @@ class OwnModel:
     (``lite``, its .onnx)."""
 
     def __init__(self, checkpoint: Path, speakers: Path, *, path: str = "v1",
-                 lite: Path | None = None, threads: int = 1) -> None:  # fmt: skip
+                 lite: Path | None = None, threads: int = 1,
+                 edge_context: int = 0) -> None:  # fmt: skip
         import torch
 
         from emostream.models.acoustic import AcousticModel
@@ -120,6 +121,7 @@ class OwnModel:
 
         self.torch = torch
         self.path = path
+        self.edge_context = edge_context  # silent frames each side of a decode, cropped after
         self.model: Any
         if path == "cpu":
             from emostream.models.acoustic_onnx import OnnxAcousticModel
@@ -150,11 +152,19 @@ class OwnModel:
         return rows is None or max(self.g2p(text).ids(), default=0) < rows
 
     def _decode(self, mel: FloatArray) -> FloatArray:
+        n = self.edge_context
+        if n:
+            from emostream.models.mel import silence_level
+
+            fill = np.full((mel.shape[0], n), silence_level(), np.float32)
+            mel = np.ascontiguousarray(np.concatenate([fill, mel, fill], axis=1))
         if self.path == "cpu":
-            return np.asarray(self.lite(mel), dtype=np.float32)
-        with self.torch.no_grad():
-            out = self.vocoder(self.torch.from_numpy(mel)[None]).reshape(-1).numpy()
-        return np.asarray(out, dtype=np.float32)
+            out = np.asarray(self.lite(mel), dtype=np.float32)
+        else:
+            with self.torch.no_grad():
+                out = self.vocoder(self.torch.from_numpy(mel)[None]).reshape(-1).numpy()
+        hop = 256
+        return np.asarray(out[n * hop : len(out) - n * hop], dtype=np.float32)
 
     def voice(self, name: str, embedding: FloatArray | None = None) -> Any:
         from emostream.voices.acoustic import AcousticVoice
@@ -631,6 +641,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="v1: torch + HiFi-GAN V1 (default); cpu: the default install's ONNX "
                         "acoustic model + light vocoder (--model must be the .onnx)")  # fmt: skip
     p.add_argument("--lite", default=str(REPO / "models/vocoder/emostream-lite-vocoder-v0.2.onnx"))
+    p.add_argument("--edge-context", type=int, default=0,
+                   help="decode each utterance with this many frames of silence each side "
+                        "(cropped after), as if it were spoken inside silence")  # fmt: skip
     p.add_argument("--no-teacher-rows", action="store_true",
                    help="use the teacher only for the held-out voices' embeddings, not as a system")  # fmt: skip
     p.add_argument("--threads", type=int, default=2)
@@ -644,6 +657,7 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(a.threads)
     own = OwnModel(Path(a.model), Path(a.speakers_npz), path=a.path, lite=Path(a.lite),
+                   edge_context=a.edge_context,
                    threads=a.threads)  # fmt: skip
     report: dict[str, Any] = run_record("lab.acoustic_quality", argv) | {
         "model": _relpath(a.model),
