@@ -35,6 +35,9 @@ CASES: list[tuple[str, str, str]] = [
     (POLYPHONE, "我就不了", "wo3 jiu4 bu4 le5"),
     (POLYPHONE, "送了个舰长", "song4 le5 ge4 jian4 zhang3"),  # 舰长: pypinyin says cháng
     (POLYPHONE, "得嘞", "de2 lei5"),
+    (POLYPHONE, "谁在放音乐", "shei2 zai4 fang4 yin1 yue4"),  # 现汉: shéi (又 shuí); pypinyin shuí
+    (POLYPHONE, "谁知道呢", "shei2 zhi1 dao5 ne5"),  # 知道: neutral dao in 现汉
+    (POLYPHONE, "谁谁谁", "shei2 shei2 shei2"),
     (POLYPHONE, "还行吧", "hai2 xing2 ba5"),  # a phrase-initial lone 还 was huán
     (POLYPHONE, "还差一点", "hai2 cha4 yi4 dian3"),
     (POLYPHONE, "还早", "hai2 zao3"),
@@ -83,7 +86,7 @@ CASES: list[tuple[str, str, str]] = [
     (POLYPHONE, "主播切歌吧", "zhu3 bo1 qie1 ge1 ba5"),
     (POLYPHONE, "一起切蛋糕", "yi4 qi3 qie1 dan4 gao1"),
     (POLYPHONE, "这想法不切实际", "zhe4 xiang2 fa3 bu2 qie4 shi2 ji4"),  # pypinyin's qiē
-    (POLYPHONE, "切，谁信啊", "qie4 shui2 xin4 a5"),  # the scoff: stays qiè
+    (POLYPHONE, "切，谁信啊", "qie4 shei2 xin4 a5"),  # the scoff: stays qiè
     (POLYPHONE, "一切都会好起来的", "yi2 qie4 dou1 hui4 hao2 qi3 lai2 de5"),
     (POLYPHONE, "我的手划破了，流了好多血", "wo3 de5 shou3 hua2 po4 le5 liu2 le5 hao3 duo1 xie3"),
     (POLYPHONE, "吐了一口血", "tu3 le5 yi4 kou2 xie3"),  # said alone: xiě
@@ -98,7 +101,7 @@ CASES: list[tuple[str, str, str]] = [
         "这首歌我单曲循环了50遍",
         "zhe4 shou3 ge1 wo3 dan1 qu3 xun2 huan2 le5 wu3 shi2 bian4",
     ),
-    (POLYPHONE, "这首片尾曲是谁唱的", "zhe4 shou3 pian4 wei2 qu3 shi4 shui2 chang4 de5"),  # a song
+    (POLYPHONE, "这首片尾曲是谁唱的", "zhe4 shou3 pian4 wei2 qu3 shi4 shei2 chang4 de5"),  # a song
     (POLYPHONE, "高歌一曲", "gao1 ge1 yi4 qu3"),
     (POLYPHONE, "九曲十八弯", "jiu3 qu1 shi2 ba1 wan1"),  # bends: stays qū
     (NEUTRAL, "看到这个就恶心", "kan4 dao4 zhe4 ge5 jiu4 e3 xin5"),  # was xin1

@@ -289,6 +289,8 @@ class MandarinFrontEnd:
                     continue
                 if ch == "杠":  # gàng (a dash read aloud: 三杠二); pypinyin's lone 杠 is gāng
                     py = "gang4"
+                if ch == "谁":  # shéi, 现汉's first reading and what speakers say (pypinyin: shuí)
+                    py = "shei2"
                 if single:
                     prev = word[k - 1] if k else (prev_word[-1:] or "")
                     nxt = word[k + 1] if k + 1 < len(word) else (next_word[:1] or "")
