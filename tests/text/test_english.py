@@ -99,6 +99,10 @@ CASES = [
     ("mhm, yeah. Mm-hmm", "um-hum, yeah. um-hum"),  # espeak: "em aitch em"
     ("shh, Shhh! ssh into it", "sch, sch! ssh into it"),  # "ess aitch aitch"; ssh the tool
     ("LUL he fell, lul", "lul he fell, lul"),  # capitals: "el you el"
+    # session 18: espeak spelled brr/grr as letters, said uhh "oo", ummm "um-um", oooh "oo-oh"
+    ("Brrr it's cold. Grr, lag!", "burr it's cold. gurr, lag!"),
+    ("uhh, ummm, Ooooh nice", "uh, um, ooh nice"),
+    ("bro, grr8, error, um, uh, oh, umbrella", "bro, grr8, error, um, uh, oh, umbrella"),
     ("hahahaha that voice crack, Haha", "ha ha ha ha that voice crack, ha ha"),
     ("imho, happy bday, BDAY", "in my humble opinion, happy birthday, birthday"),
     ("ggs, GGs, eggs", "gg's, gg's, eggs"),  # espeak: "G G S", "G G"

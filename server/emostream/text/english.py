@@ -24,6 +24,7 @@ module only rewrites what it reads badly, into forms it reads well (digits stay 
   ``v2.3.1`` → ``version 2.3.1``. Session 16 (100 chat lines): imho, bday, gr8, l8r, 2day,
   2nite, lower-case gl/hf in full; GGs → gg's; irl/omfg/lmfao spelled (espeak said "earl");
   mhm → um-hum, shh → sch (ʃ), LUL → lul, hahaha → ha ha ha; ``https://`` dropped.
+  Session 18: brr/grrr (spelled as letters) → burr/gurr, uhh ("oo") → uh, ummm → um, oooh → ooh.
 
 Pure functions; the G2P calls :func:`normalize_english` on every Latin-script run.
 """
@@ -190,6 +191,13 @@ _INTERJECTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bm+-?h+m+\b", re.IGNORECASE), "um-hum"),
     (re.compile(r"\bs+h{2,}\b", re.IGNORECASE), "sch"),
     (re.compile(r"\bLUL\b"), "lul"),
+    # session 18: brr, grrr (bee ar ar, jee ar ar) → burr, gurr; uhh (espeak: "oo") → uh;
+    # ummm ("um-um") → um; oooh ("oo-oh") → ooh
+    (re.compile(r"\bb+r{2,}\b", re.IGNORECASE), "burr"),
+    (re.compile(r"\bg+r{2,}\b", re.IGNORECASE), "gurr"),
+    (re.compile(r"\bu+h{2,}\b", re.IGNORECASE), "uh"),
+    (re.compile(r"\bu+m{3,}\b", re.IGNORECASE), "um"),
+    (re.compile(r"\bo{3,}h+\b", re.IGNORECASE), "ooh"),
 )
 # written laughter, a syllable per two letters: hehehe → heh heh heh, hahahaha (espeak:
 # "ha-huh-HA-huh") → ha ha ha ha
