@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from lab.asr import cer, normalise_zh, syllable_error, toned_syllables
+from lab.asr import cer, syllable_error, toned_syllables, zh_chars, zh_tokens
 from lab.quality import edits, prosody, wer, words
 
 log = logging.getLogger(__name__)
@@ -296,18 +296,18 @@ def score_row(row: dict[str, Any], lang: str) -> None:
         row["syllable_error"] = round(syllable_error(text, hyp), 4)
 
 
-_TOKENS: dict[str, Callable[[str], list[str]]] = {
-    "wer": words,
-    "cer": lambda t: list(normalise_zh(t)),
-    "syllable_error": toned_syllables,
-}
+def _pair(key: str, reference: str, hypothesis: str) -> tuple[list[str], list[str]]:
+    if key == "wer":
+        return words(reference), words(hypothesis)
+    tokens = {"cer": zh_chars, "syllable_error": toned_syllables}[key]
+    return zh_tokens(reference, hypothesis, tokens)
 
 
 def corpus_rate(rows: list[dict[str, Any]], key: str) -> float:
     """Edits summed over ``rows`` / reference tokens summed (``key``: wer, cer or
-    syllable_error), rounded like the per-row scores."""
-    tok = _TOKENS[key]
-    pairs = [(tok(r["text"]), tok(r["asr"])) for r in rows]
+    syllable_error; Mandarin tokens as :func:`lab.asr.zh_tokens` pairs them), rounded like
+    the per-row scores."""
+    pairs = [_pair(key, r["text"], r["asr"]) for r in rows]
     total = sum(len(ref) for ref, _ in pairs)
     return round(sum(edits(ref, hyp) for ref, hyp in pairs) / max(total, 1), 4)
 

@@ -21,12 +21,13 @@ import os
 import re
 import shutil
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
-from lab.quality import error_rate
+from lab.quality import edits, error_rate
 
 log = logging.getLogger(__name__)
 
@@ -126,8 +127,10 @@ _HAN_DIGITS = "零一二三四五六七八九"
 _KEEP_ZH = re.compile(r"[\u4e00-\u9fff]")
 
 
-def normalise_zh(text: str) -> str:
-    """Simplified hanzi only: zhconv to zh-cn when installed, digits → hanzi, drop the rest."""
+def normalise_zh(text: str, *, digitwise: frozenset[int] = frozenset()) -> str:
+    """Simplified hanzi only: zhconv to zh-cn when installed, digits → hanzi, drop the rest.
+    ``digitwise``: indices of the text's digit runs (:data:`_DIGIT_RUN`) read digit by digit
+    (三二一) rather than as the front end reads them (三百二十一)."""
     try:
         with warnings.catch_warnings():  # zhconv leaves its dictionary file open (first call)
             warnings.simplefilter("ignore", ResourceWarning)
@@ -140,25 +143,59 @@ def normalise_zh(text: str) -> str:
     # transcript in digits matches a reference in hanzi; leftover digits one by one.
     from emostream.text.zh_prepare import FROZEN_YI, prepare
 
+    if digitwise:
+        runs = iter(range(len(text)))
+        text = _DIGIT_RUN.sub(
+            lambda m: _spell_digits(m.group(0)) if next(runs) in digitwise else m.group(0), text
+        )
     text = prepare(text, force=True).replace(FROZEN_YI, "一")
     text = "".join(_HAN_DIGITS[int(c)] if c.isdigit() and c.isascii() else c for c in text)
     return "".join(_KEEP_ZH.findall(text))
 
 
+# A run of two or more ASCII digits outside a decimal (Whisper writes 三、二、一 and 六六六 as
+# 321 and 666): which reading it heard, the number's or the digits', its digits do not say.
+_DIGIT_RUN = re.compile(r"(?<![\d.])\d{2,}(?![\d.])")
+_MAX_RUNS = 4  # 2**4 readings at most; further runs keep the number's reading
+
+
+def _spell_digits(run: str) -> str:
+    return "".join(_HAN_DIGITS[int(c)] for c in run)
+
+
+def hypothesis_readings(hypothesis: str) -> list[frozenset[int]]:
+    """The ``digitwise`` choices of :func:`normalise_zh` for a transcript: every subset of its
+    first :data:`_MAX_RUNS` digit runs (one choice, none, when it has no run)."""
+    n = min(len(_DIGIT_RUN.findall(hypothesis)), _MAX_RUNS)
+    return [frozenset(i for i in range(n) if mask >> i & 1) for mask in range(1 << n)]
+
+
+def zh_tokens(reference: str, hypothesis: str, tokens: Callable[..., list[str]]
+              ) -> tuple[list[str], list[str]]:  # fmt: skip
+    """``tokens`` (:func:`zh_chars` or :func:`toned_syllables`) of both sides, the
+    transcript's digit runs read the way (number or digits) closest to the reference."""
+    ref = tokens(reference)
+    options = [tokens(hypothesis, digitwise=d) for d in hypothesis_readings(hypothesis)]
+    return ref, min(options, key=lambda hyp: edits(ref, hyp))
+
+
+def zh_chars(text: str, *, digitwise: frozenset[int] = frozenset()) -> list[str]:
+    return list(normalise_zh(text, digitwise=digitwise))
+
+
 def cer(reference: str, hypothesis: str) -> float:
-    """Character error rate over :func:`normalise_zh` of both sides."""
-    return error_rate(list(normalise_zh(reference)), list(normalise_zh(hypothesis)))
+    """Character error rate over :func:`normalise_zh` of both sides (:func:`zh_tokens`)."""
+    return error_rate(*zh_tokens(reference, hypothesis, zh_chars))
 
 
-def toned_syllables(text: str) -> list[str]:
+def toned_syllables(text: str, *, digitwise: frozenset[int] = frozenset()) -> list[str]:
     from pypinyin import Style, lazy_pinyin
 
-    return [
-        s for s in lazy_pinyin(normalise_zh(text), style=Style.TONE3, neutral_tone_with_five=True)
-    ]
+    plain = normalise_zh(text, digitwise=digitwise)
+    return list(lazy_pinyin(plain, style=Style.TONE3, neutral_tone_with_five=True))
 
 
 def syllable_error(reference: str, hypothesis: str) -> float:
     """Toned-pinyin syllable error rate (homophones written with other characters count as
-    right, which is fairer to a TTS system than CER)."""
-    return error_rate(toned_syllables(reference), toned_syllables(hypothesis))
+    right, which is fairer to a TTS system than CER; :func:`zh_tokens`)."""
+    return error_rate(*zh_tokens(reference, hypothesis, toned_syllables))

