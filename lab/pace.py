@@ -18,7 +18,7 @@ The figure for ``ship.py --pace`` is a version's ``raw_pace`` on speakers it nev
     corpus_cli plan --text T --voices V --out P --seed 777 --limit 60 \\
         --only af_river,am_echo,bf_alice,bm_fable,zf_xiaoyi,zm_yunxia
     corpus_cli synth --plan P --model kokoro.onnx --voices V --out C --device cpu
-    python -m lab.pace --corpus C --model models/acoustic/emostream-fs2-v0.4.onnx -o OUT.json
+    python -m lab.pace --corpus C --model models/acoustic/emostream-fs2-v0.4.onnx [--symbols] -o OUT.json
 """
 
 from __future__ import annotations
@@ -90,11 +90,38 @@ def pace_of(model: AcousticModel, items: Sequence[Item]) -> dict[str, float]:
     }
 
 
+def per_symbol(model: AcousticModel, items: Sequence[Item], *, min_count: int = 20
+               ) -> dict[str, dict[str, float]]:  # fmt: skip
+    """Served frames over the teacher's per unit symbol (those seen ``min_count`` times or
+    more), most frequent first: does the model shorten a class of unit (schwas, stops)?"""
+    from emostream.text.phonemes import SYMBOLS
+
+    acc: dict[int, list[float]] = {}
+    for it in items:
+        _, served = predicted(model, it)
+        for unit, s, t in zip(it.ids, served, it.durations.astype(np.float64), strict=True):
+            a = acc.setdefault(int(unit), [0.0, 0.0, 0.0])
+            a[0], a[1], a[2] = a[0] + s, a[1] + t, a[2] + 1
+    rows = sorted(acc.items(), key=lambda kv: -kv[1][2])
+    out: dict[str, dict[str, float]] = {}
+    for u, (s, t, n) in rows:
+        if n >= min_count:
+            ratio = round(s / t, 3) if t else float("nan")
+            out[SYMBOLS.symbols[u]] = {
+                "units": n,
+                "ratio": ratio,
+                "teacher_frames": round(t / n, 2),
+            }
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--corpus", type=Path, required=True, help="a corpus_cli synth folder")
     p.add_argument("--model", action="append", required=True,
                    help="an acoustic .onnx or model_fp16.pt (repeatable)")  # fmt: skip
+    p.add_argument("--symbols", action="store_true",
+                   help="also served frames over the teacher's per unit symbol")  # fmt: skip
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("-o", "--output", default=None)
     a = p.parse_args(argv)
@@ -111,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
             chosen = [it for it in items if wanted(it)]
             if chosen:
                 row[lang] = pace_of(model, chosen)
+                if a.symbols:
+                    row[lang]["symbols"] = per_symbol(model, chosen)
         report["models"][path] = row
         print(path, json.dumps(row), file=sys.stderr)
     text = json.dumps(report, indent=1)
