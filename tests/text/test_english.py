@@ -102,6 +102,12 @@ CASES = [
     # session 18: espeak spelled brr/grr as letters, said uhh "oo", ummm "um-um", oooh "oo-oh"
     ("Brrr it's cold. Grr, lag!", "burr it's cold. gurr, lag!"),
     ("uhh, ummm, Ooooh nice", "uh, um, ooh nice"),
+    ("ttyl, ily! istg wyd", "talk to you later, I love you! I swear to god what you doing"),
+    ("iirc afaik, tyvm", "if I remember correctly as far as I know, thank you very much"),
+    ("cya, sry, hmu", "see ya, sorry, hit me up"),
+    ("yw, ppl, new msg, gn, gm", "you're welcome, people, new message, good night, good morning"),
+    ("MSG and GN stay, an emo song, Emos", "MSG and GN stay, an eemo song, Eemos"),
+    ("emoji, emote, emotion, demo", "emoji, emote, emotion, demo"),
     ("bro, grr8, error, um, uh, oh, umbrella", "bro, grr8, error, um, uh, oh, umbrella"),
     ("hahahaha that voice crack, Haha", "ha ha ha ha that voice crack, ha ha"),
     ("imho, happy bday, BDAY", "in my humble opinion, happy birthday, birthday"),

@@ -24,7 +24,9 @@ module only rewrites what it reads badly, into forms it reads well (digits stay 
   ``v2.3.1`` → ``version 2.3.1``. Session 16 (100 chat lines): imho, bday, gr8, l8r, 2day,
   2nite, lower-case gl/hf in full; GGs → gg's; irl/omfg/lmfao spelled (espeak said "earl");
   mhm → um-hum, shh → sch (ʃ), LUL → lul, hahaha → ha ha ha; ``https://`` dropped.
-  Session 18: brr/grrr (spelled as letters) → burr/gurr, uhh ("oo") → uh, ummm → um, oooh → ooh.
+  Session 18: brr/grrr (spelled as letters) → burr/gurr, uhh ("oo") → uh, ummm → um, oooh → ooh;
+  ttyl, ily, istg, wyd, iirc, afaik, tyvm, cya, sry, hmu and lower-case yw, ppl, msg, gn, gm in
+  full; emo → eemo (espeak: ih-MOH).
 
 Pure functions; the G2P calls :func:`normalize_english` on every Latin-script run.
 """
@@ -120,6 +122,12 @@ _SHORTHAND = {
     # session 16: espeak said "im-hoe", "bee-day", "G G S" (GGs: "G G", the s lost)
     "imho": "in my humble opinion", "bday": "birthday", "ggs": "gg's",
     "glhf": "good luck, have fun",
+    # session 18: espeak said "tee-tile", "wily", "ist-g", "wid", "ear-ck", "uh-fake", "tivum",
+    # "sigh-uh", and spelled sry, hmu
+    "ttyl": "talk to you later", "ttys": "talk to you soon", "ily": "I love you",
+    "istg": "I swear to god", "wyd": "what you doing", "iirc": "if I remember correctly",
+    "afaik": "as far as I know", "tyvm": "thank you very much", "cya": "see ya",
+    "sry": "sorry", "hmu": "hit me up",
 }  # fmt: skip
 # lower-case only: Ty and NP are also a name and "NP-hard", VS Code a product, BC an era
 _LOWER_SHORTHAND = {"ty": "thank you", "np": "no problem", "w/": "with", "tmrw": "tomorrow",
@@ -128,7 +136,10 @@ _LOWER_SHORTHAND = {"ty": "thank you", "np": "no problem", "w/": "with", "tmrw":
                     # session 16: letters aloud ("gee el", "aitch eff"), digits for sounds
                     # ("gee ar eight", "el eight ar", "two day"); GL, HF stay (OpenGL, HF radio)
                     "gl": "good luck", "hf": "have fun", "gr8": "great", "l8r": "later",
-                    "2day": "today", "2nite": "tonight"}  # fmt: skip
+                    "2day": "today", "2nite": "tonight",
+                    # session 18: "iw", letters; YW, PPL, MSG (the additive), GN, GM stay
+                    "yw": "you're welcome", "ppl": "people", "msg": "message",
+                    "gn": "good night", "gm": "good morning"}  # fmt: skip
 # not inside a name or address: example.fr, hf.co, foo/ty stay
 _LOWER_SHORTHAND_RE = re.compile(
     r"(?<![\w/])(?<!\w\.)(" + "|".join(re.escape(k) for k in _LOWER_SHORTHAND) + r")(?![\w/]|\.\w)"
@@ -199,6 +210,8 @@ _INTERJECTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bu+m{3,}\b", re.IGNORECASE), "um"),
     (re.compile(r"\bo{3,}h+\b", re.IGNORECASE), "ooh"),
 )
+# emo (the music, the look): espeak stresses it like "emote" (ih-MOH)
+_EMO = re.compile(r"\b([Ee])mo(s?)\b")
 # written laughter, a syllable per two letters: hehehe → heh heh heh, hahahaha (espeak:
 # "ha-huh-HA-huh") → ha ha ha ha
 _LAUGHS = (
@@ -246,6 +259,7 @@ def normalize_english(text: str) -> str:
     text = _LOWER_SHORTHAND_RE.sub(lambda m: _LOWER_SHORTHAND[m.group(1)], text)
     for pattern, said in _INTERJECTIONS:
         text = pattern.sub(said, text)
+    text = _EMO.sub(lambda m: m.group(1) + "emo" + m.group(2), text)  # eemo: ˈiːmoʊ
     for pattern, syllable in _LAUGHS:
         text = pattern.sub(partial(_laugh, syllable), text)
     text = _STRETCHED.sub(
