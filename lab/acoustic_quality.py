@@ -217,6 +217,31 @@ class Teacher:
         return self.teacher(tokens, self.styles[speaker]).audio
 
 
+def add_ab_args(p: argparse.ArgumentParser) -> None:
+    """The options of a lab A/B that runs teacher and model (CPU path) beside each other
+    (:mod:`lab.reading_ab`, :mod:`lab.tone_range`)."""
+    p.add_argument("--model", default=str(REPO / "models/acoustic/emostream-fs2-v0.4.onnx"))
+    p.add_argument("--speakers-npz", default=str(REPO / "models/acoustic/speakers-v0.4.npz"))
+    p.add_argument("--lite", default=str(REPO / "models/vocoder/emostream-lite-vocoder-v0.2.onnx"))
+    p.add_argument("--kokoro-model", required=True)
+    p.add_argument("--kokoro-voices", required=True)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("-o", "--output", default=None)
+
+
+def ab_systems(a: argparse.Namespace) -> tuple[Any, OwnModel, Teacher]:
+    """Whisper base, the model on the CPU path and the teacher (stock voices) for
+    :func:`add_ab_args`'s options."""
+    from lab.asr import whisper_base
+
+    asr = whisper_base(threads=a.threads)
+    own = OwnModel(Path(a.model), Path(a.speakers_npz), path="cpu", lite=Path(a.lite),
+                   threads=a.threads)  # fmt: skip
+    teacher = Teacher(Path(a.kokoro_model), Path(a.kokoro_voices), REPO / "no-plan.json",
+                      threads=a.threads)  # fmt: skip
+    return asr, own, teacher
+
+
 # ---------------------------------------------------------------------------- sections
 def _mean(xs: list[float]) -> float:
     return round(statistics.fmean(xs), 4) if xs else float("nan")

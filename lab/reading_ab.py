@@ -32,11 +32,10 @@ from typing import Any
 
 from lab.acoustic_quality import (
     MODEL_SR,
-    REPO,
     TEACHER_SR,
-    OwnModel,
-    Teacher,
     _write,
+    ab_systems,
+    add_ab_args,
     corpus_rate,
     run_record,
     score_row,
@@ -114,18 +113,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--readings", default="shui2,shei2", help="toned pinyin, comma-separated")
     p.add_argument("--lines", default="", help="a file of lines (default: the 谁 lines)")
     p.add_argument("--voices", default=",".join(VOICES))
-    p.add_argument("--model", default=str(REPO / "models/acoustic/emostream-fs2-v0.4.onnx"))
-    p.add_argument("--speakers-npz", default=str(REPO / "models/acoustic/speakers-v0.4.npz"))
-    p.add_argument("--lite", default=str(REPO / "models/vocoder/emostream-lite-vocoder-v0.2.onnx"))
-    p.add_argument("--kokoro-model", required=True)
-    p.add_argument("--kokoro-voices", required=True)
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("-o", "--output", default=None)
+    add_ab_args(p)
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     t_start = time.time()
     from emostream.text.phonemes import G2P
-    from lab.asr import whisper_base
 
     lines = (
         [t.strip() for t in Path(a.lines).read_text(encoding="utf-8").splitlines() if t.strip()]
@@ -133,11 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         else list(LINES)
     )
     voices = [v for v in a.voices.split(",") if v]
-    asr = whisper_base(threads=a.threads)
-    own = OwnModel(Path(a.model), Path(a.speakers_npz), path="cpu", lite=Path(a.lite),
-                   threads=a.threads)  # fmt: skip
-    teacher = Teacher(Path(a.kokoro_model), Path(a.kokoro_voices), REPO / "no-plan.json",
-                      threads=a.threads)  # fmt: skip
+    asr, own, teacher = ab_systems(a)
     rows: list[dict[str, Any]] = []
     for reading in a.readings.split(","):
         with forced_reading(a.char, reading):

@@ -32,16 +32,14 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from lab.acoustic_quality import (
     MODEL_SR,
-    REPO,
     TEACHER_SR,
-    OwnModel,
-    Teacher,
     _write,
+    ab_systems,
+    add_ab_args,
     corpus_rate,
     run_record,
     score_row,
@@ -102,26 +100,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lines", type=int, default=24)
     p.add_argument("--seed", type=int, default=4242)
     p.add_argument("--voices", default=",".join(VOICES))
-    p.add_argument("--model", default=str(REPO / "models/acoustic/emostream-fs2-v0.4.onnx"))
-    p.add_argument("--speakers-npz", default=str(REPO / "models/acoustic/speakers-v0.4.npz"))
-    p.add_argument("--lite", default=str(REPO / "models/vocoder/emostream-lite-vocoder-v0.2.onnx"))
-    p.add_argument("--kokoro-model", required=True)
-    p.add_argument("--kokoro-voices", required=True)
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("-o", "--output", default=None)
+    add_ab_args(p)
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     t_start = time.time()
     from emostream.train.sentences import generate
-    from lab.asr import whisper_base
 
     lines = generate("zh", a.lines, seed=a.seed)
     voices = [v for v in a.voices.split(",") if v]
-    asr = whisper_base(threads=a.threads)
-    own = OwnModel(Path(a.model), Path(a.speakers_npz), path="cpu", lite=Path(a.lite),
-                   threads=a.threads)  # fmt: skip
-    teacher = Teacher(Path(a.kokoro_model), Path(a.kokoro_voices), REPO / "no-plan.json",
-                      threads=a.threads)  # fmt: skip
+    asr, own, teacher = ab_systems(a)
     rows: list[dict[str, Any]] = []
 
     def add(system: str, speaker: str, text: str, audio: Any, rate: int) -> None:
