@@ -117,7 +117,12 @@ def test_handle_phonemes() -> None:
 
 
 ZH_CASES = [  # (danmaku line, what normalize() makes of it): ASCII mentions in Mandarin lines
-    ("感谢@nightowl99 的关注", "感谢 night owl 99 的关注"),
+    # a handle's digits are an ID: one by one, in Mandarin (弌: 1 said yī whatever follows)
+    ("感谢@nightowl99 的关注", "感谢 night owl 九九 的关注"),
+    ("欢迎@gamer_42来到直播间", "欢迎 gamer 四二 来到直播间"),
+    ("谢谢@小明123的礼物", "谢谢小明弌二三的礼物"),
+    ("欢迎@CoolGuy2000", "欢迎 CoolGuy二零零零"),
+    ("@小明 你好，@小红 也好", "@小明 你好,@小红 也好"),  # no digits: as before
     ("欢迎@Pixel_Queen来到直播间", "欢迎 Pixel Queen 来到直播间"),
     ("@xXSniperXx 欢迎", "Sniper 欢迎"),
     ("感谢@mira.plays送的火箭", "感谢 mira plays 送的火箭"),

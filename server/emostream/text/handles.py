@@ -28,8 +28,9 @@ anything inside a web address, an e-mail address or a file name (``twitch.tv/coo
 lexicon (``misaki/data/us_gold.json`` and ``us_silver.json``, shipped in the misaki wheel, which
 the Mandarin front end already requires), loaded when the server starts (:func:`warm`).
 
-In a Mandarin line only ASCII mentions are rewritten (:func:`say_mentions`:
-``感谢@nightowl99的关注`` → ``感谢 night owl 99 的关注``); the rest is the Mandarin front end's.
+In a Mandarin line only mentions are rewritten (:func:`say_mentions`: ``感谢@nightowl99的关注``
+→ ``感谢 night owl 九九 的关注``, an ID's digits one by one in Mandarin; ``@小明123`` → ``小明一二三``);
+the rest is the Mandarin front end's.
 """
 
 from __future__ import annotations
@@ -48,6 +49,9 @@ _MENTION = re.compile(r"(?<![\w@/.])@([^\W\d]\w*(?:\.\w+)*)(?![\w@])")
 # take the hanzi before it as part of a word)
 _MENTION_ASCII = re.compile(r"(?<![A-Za-z0-9_@/.])@([A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)"
                             r"(?![A-Za-z0-9_@])")  # fmt: skip
+# a hanzi name with digits after it (谢谢@小明123的礼物): the digits are the handle's
+_MENTION_HAN_DIGITS = re.compile(r"(?<![A-Za-z0-9_@/.])@([\u4e00-\u9fff]{1,12})(\d+)")
+_DIGIT_RUN = re.compile(r"\d+")
 # a bare token that may be a handle (an underscore, a digit or an x in it): not part of an
 # address, a path or a file name
 _TOKEN = re.compile(r"(?<![\w@/.#:-])(?=\w*[_\dxX])\w+(?![\w@/]|[.:-]\w)")
@@ -187,15 +191,27 @@ def say_handles(text: str) -> str:
     return _TOKEN.sub(_token, text)
 
 
+def _id_digits(said: str) -> str:
+    """A handle's digits as a Mandarin speaker reads an ID, one by one (99 → 九九, 2000 → 二零零零;
+    1 stays yī: :data:`emostream.text.zh_prepare.FROZEN_YI`)."""
+    from emostream.text.zh_prepare import digits
+
+    return _DIGIT_RUN.sub(lambda m: digits(m.group(0)), said)
+
+
 def say_mentions(text: str) -> str:
-    """The ASCII mentions of a Mandarin line as words, set apart by spaces
-    (``感谢@nightowl99的关注`` → ``感谢 night owl 99 的关注``); the rest of the line as is."""
+    """The mentions of a Mandarin line: an ASCII one as words, set apart by spaces, its digits
+    said one by one in Mandarin (``感谢@nightowl99的关注`` → ``感谢 night owl 九九 的关注``); a hanzi
+    name's trailing digits too (``@小明123的`` → ``小明一二三的``: the name itself is the Mandarin
+    front end's). The rest of the line as is."""
     if "@" not in text:
         return text
 
     def said(m: re.Match[str]) -> str:
         before = " " if m.start() and not text[m.start() - 1].isspace() else ""
         after = " " if m.end() < len(text) and not text[m.end()].isspace() else ""
-        return f"{before}{_mention(m)}{after}"
+        handle = _mention(m)
+        return f"{before}{handle if handle == m.group(0) else _id_digits(handle)}{after}"
 
-    return _MENTION_ASCII.sub(said, text)
+    text = _MENTION_ASCII.sub(said, text)
+    return _MENTION_HAN_DIGITS.sub(lambda m: m.group(1) + _id_digits(m.group(2)), text)
