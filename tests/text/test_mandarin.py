@@ -524,6 +524,12 @@ CASES: list[tuple[str, str, str]] = [
     (SANDHI, "全场95折", "quan2 chang3 jiu2 wu3 zhe2"),  # 九五 inside its word first
     (SANDHI, "我也想买", "wo2 ye2 xiang2 mai3"),  # one-syllable words: flat (fast speech)
     (SANDHI, "你好冷", "ni2 hao2 leng3"),
+    # session 18: a degree 好 before a two-syllable adjective begins the predicate, like 很
+    (SANDHI, "老板好可爱", "lao2 ban3 hao2 ke3 ai4"),  # was bán
+    (SANDHI, "老板好有钱", "lao2 ban3 hao2 you3 qian2"),
+    (SANDHI, "老板很可爱", "lao2 ban3 hen2 ke3 ai4"),
+    (SANDHI, "你好可爱", "ni2 hao2 ke3 ai4"),  # one-syllable subject: as 你好冷
+    (SANDHI, "整理好文件", "zheng2 li2 hao3 wen2 jian4"),  # a complement still clings
     (SANDHI, "很好", "hen2 hao3"),
     (SANDHI, "老李买好酒", "lao2 li3 mai2 hao2 jiu3"),
     # a measure word stays with its number

@@ -149,7 +149,8 @@ def _group_starts(words: list[Word]) -> set[int]:
     units: list[list[Word]] = []
     firsts: list[int] = []
     for k, w in enumerate(words):
-        if units and _clings(units[-1][-1], w):
+        nxt = words[k + 1].text if k + 1 < len(words) else ""
+        if units and _clings(units[-1][-1], w, nxt):
             units[-1].append(w)
         else:
             units.append([w])
@@ -159,14 +160,25 @@ def _group_starts(words: list[Word]) -> set[int]:
     return {firsts[j] for j in range(1, len(units) - 1) if lone[j] and long[j - 1] and long[j + 1]}
 
 
-def _clings(prev: Word, word: Word) -> bool:
-    """``word`` belongs with ``prev`` for sandhi grouping (a number's pieces, a clitic)."""
+def _clings(prev: Word, word: Word, nxt: str = "") -> bool:
+    """``word`` belongs with ``prev`` for sandhi grouping (a number's pieces, a clitic); ``nxt``
+    is the text of the word after it."""
     if prev.text[-1] in _NUMBER_CHARS and (
         all(c in _NUMBER_CHARS for c in word.text) or word.text in MEASURES_1
     ):
         return True
+    if word.text == "好" and nxt in _DEGREE_OF:
+        return False  # 老板 | 好可爱: the degree adverb begins its predicate, like 很 and 挺
     return word.text in _CLITICS or [s.tone for s in word.syllables] == [5]  # 了, 的, 吧
 
 
 _NUMBER_CHARS = set("零一二两三四五六七八九十百千万亿点几半弌幺")
 _CLITICS = set("也都就还又才总只里好")
+# two-syllable adjectives and feelings that a 好 before them grades (好可爱: very cute), where
+# 好 is not a complement of the word before it (整理好文件)
+_DEGREE_OF = frozenset(
+    "可爱 厉害 漂亮 好看 好听 好吃 好玩 帅气 开心 难受 舒服 恐怖 无聊 有趣 搞笑 过分 离谱 激动 "
+    "紧张 辛苦 幸福 温柔 聪明 努力 认真 热闹 安静 干净 便宜 精彩 感动 羡慕 喜欢 讨厌 害怕 委屈 "
+    "尴尬 心疼 奇怪 好笑 失望 生气 难过 无语 期待 优秀 强大 完美 刺激 上头 有钱 大方 暖心 "
+    "好玩儿 好看儿".split()
+)
