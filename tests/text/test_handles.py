@@ -121,6 +121,7 @@ ZH_CASES = [  # (danmaku line, what normalize() makes of it): ASCII mentions in 
     ("感谢@nightowl99 的关注", "感谢 night owl 九九 的关注"),
     ("欢迎@gamer_42来到直播间", "欢迎 gamer 四二 来到直播间"),
     ("谢谢@小明123的礼物", "谢谢小明弌二三的礼物"),
+    ("@主播说了15次", "@主播说了15次"),  # a count after it: not the handle's digits
     ("欢迎@CoolGuy2000", "欢迎 CoolGuy二零零零"),
     ("@小明 你好，@小红 也好", "@小明 你好,@小红 也好"),  # no digits: as before
     ("欢迎@Pixel_Queen来到直播间", "欢迎 Pixel Queen 来到直播间"),

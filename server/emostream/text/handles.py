@@ -49,8 +49,11 @@ _MENTION = re.compile(r"(?<![\w@/.])@([^\W\d]\w*(?:\.\w+)*)(?![\w@])")
 # take the hanzi before it as part of a word)
 _MENTION_ASCII = re.compile(r"(?<![A-Za-z0-9_@/.])@([A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)"
                             r"(?![A-Za-z0-9_@])")  # fmt: skip
-# a hanzi name with digits after it (谢谢@小明123的礼物): the digits are the handle's
-_MENTION_HAN_DIGITS = re.compile(r"(?<![A-Za-z0-9_@/.])@([\u4e00-\u9fff]{1,12})(\d+)")
+# a hanzi name with digits after it (谢谢@小明123的礼物): the digits are the handle's, unless a
+# unit or a measure word follows them (@主播说了15次: a count, the Mandarin front end's)
+_MENTION_HAN_DIGITS = re.compile(
+    r"(?<![A-Za-z0-9_@/.])@([\u4e00-\u9fff]{1,12})(\d+)(?![\d.%]|[次个块元岁年月日号点分秒万千百亿])"
+)
 _DIGIT_RUN = re.compile(r"\d+")
 # a bare token that may be a handle (an underscore, a digit or an x in it): not part of an
 # address, a path or a file name
