@@ -25,8 +25,8 @@ module only rewrites what it reads badly, into forms it reads well (digits stay 
   2nite, lower-case gl/hf in full; GGs → gg's; irl/omfg/lmfao spelled (espeak said "earl");
   mhm → um-hum, shh → sch (ʃ), LUL → lul, hahaha → ha ha ha; ``https://`` dropped.
   Session 18: brr/grrr (spelled as letters) → burr/gurr, uhh ("oo") → uh, ummm → um, oooh → ooh;
-  ttyl, ily, istg, wyd, iirc, afaik, tyvm, cya, sry, hmu and lower-case yw, ppl, msg, gn, gm in
-  full; emo → eemo (espeak: ih-MOH).
+  ttyl, ily, istg, wyd, iirc, afaik, tyvm, cya, sry, hmu, srsly, coz and lower-case yw, ppl,
+  msg, gn, gm, obv, abt, b4, 2moro, l8, m8, str8 in full; emo → eemo (espeak: ih-MOH).
 
 Pure functions; the G2P calls :func:`normalize_english` on every Latin-script run.
 """
@@ -127,7 +127,7 @@ _SHORTHAND = {
     "ttyl": "talk to you later", "ttys": "talk to you soon", "ily": "I love you",
     "istg": "I swear to god", "wyd": "what you doing", "iirc": "if I remember correctly",
     "afaik": "as far as I know", "tyvm": "thank you very much", "cya": "see ya",
-    "sry": "sorry", "hmu": "hit me up",
+    "sry": "sorry", "hmu": "hit me up", "srsly": "seriously", "coz": "cuz",
 }  # fmt: skip
 # lower-case only: Ty and NP are also a name and "NP-hard", VS Code a product, BC an era
 _LOWER_SHORTHAND = {"ty": "thank you", "np": "no problem", "w/": "with", "tmrw": "tomorrow",
@@ -139,7 +139,10 @@ _LOWER_SHORTHAND = {"ty": "thank you", "np": "no problem", "w/": "with", "tmrw":
                     "2day": "today", "2nite": "tonight",
                     # session 18: "iw", letters; YW, PPL, MSG (the additive), GN, GM stay
                     "yw": "you're welcome", "ppl": "people", "msg": "message",
-                    "gn": "good night", "gm": "good morning"}  # fmt: skip
+                    "gn": "good night", "gm": "good morning",
+                    # "ahbv", "abt", letters and digits aloud ("bee four", "em eight")
+                    "obv": "obviously", "abt": "about", "b4": "before", "2moro": "tomorrow",
+                    "l8": "late", "m8": "mate", "str8": "straight"}  # fmt: skip
 # not inside a name or address: example.fr, hf.co, foo/ty stay
 _LOWER_SHORTHAND_RE = re.compile(
     r"(?<![\w/])(?<!\w\.)(" + "|".join(re.escape(k) for k in _LOWER_SHORTHAND) + r")(?![\w/]|\.\w)"
