@@ -343,10 +343,8 @@ def _lookahead_deadline(
     light-vocoder costs (``fake_device``'s ``lookahead_due``): a burst of 250 replies at
     once had no late chunk (32 streams had one before) and first audio p95 314 ms (348);
     1,000-1,300 steady streams as before (no late chunk, p95 76-85 ms)."""
-    if planned_s <= 0.0:
-        return _listener_deadline(stats, out_rate, now)
     run_out = _lookahead_run_out(stats, out_rate, planned_s, now)
-    return max(now, run_out - LOOKAHEAD_LEAD_S)
+    return run_out if planned_s <= 0.0 else max(now, run_out - LOOKAHEAD_LEAD_S)
 
 
 def _lookahead_run_out(stats: UtteranceStats, out_rate: int, planned_s: float, now: float) -> float:
