@@ -152,10 +152,10 @@ class OwnModel:
         return rows is None or max(self.g2p(text).ids(), default=0) < rows
 
     def _decode(self, mel: FloatArray) -> FloatArray:
+        from emostream.models.mel import MelConfig, silence_level
+
         n = self.edge_context
         if n:
-            from emostream.models.mel import silence_level
-
             fill = np.full((mel.shape[0], n), silence_level(), np.float32)
             mel = np.ascontiguousarray(np.concatenate([fill, mel, fill], axis=1))
         if self.path == "cpu":
@@ -163,8 +163,8 @@ class OwnModel:
         else:
             with self.torch.no_grad():
                 out = self.vocoder(self.torch.from_numpy(mel)[None]).reshape(-1).numpy()
-        hop = 256
-        return np.asarray(out[n * hop : len(out) - n * hop], dtype=np.float32)
+        cut = n * MelConfig().hop_length  # both vocoders: HiFi-GAN V1's mel settings
+        return np.asarray(out[cut : len(out) - cut], dtype=np.float32)
 
     def voice(self, name: str, embedding: FloatArray | None = None) -> Any:
         from emostream.voices.acoustic import AcousticVoice
