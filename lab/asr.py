@@ -16,6 +16,7 @@ for Mandarin after :func:`normalise_zh`) and :func:`syllable_error` (toned pinyi
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import logging
 import os
 import re
@@ -144,7 +145,7 @@ def normalise_zh(text: str, *, digitwise: frozenset[int] = frozenset()) -> str:
     from emostream.text.zh_prepare import FROZEN_YI, prepare
 
     if digitwise:
-        runs = iter(range(len(text)))
+        runs = itertools.count()  # the index of each digit run, in order
         text = _DIGIT_RUN.sub(
             lambda m: _spell_digits(m.group(0)) if next(runs) in digitwise else m.group(0), text
         )
