@@ -30,6 +30,7 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 from emostream.text.english import normalize_english
+from emostream.text.espeak import install as install_isolated_espeak
 from emostream.text.mandarin import Latin, MandarinFrontEnd, Punct
 from emostream.text.zh_prepare import prepare as prepare_mandarin
 
@@ -206,6 +207,7 @@ class G2P:
     # -- resources -------------------------------------------------------------------
     @cached_property
     def _espeak(self) -> Any:
+        install_isolated_espeak()  # espeak-ng in a child process: a crash costs one call
         from piper.phonemize_espeak import EspeakPhonemizer
 
         return EspeakPhonemizer()

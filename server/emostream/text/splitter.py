@@ -89,22 +89,28 @@ class Segmenter:
         buf = self._buf
         min_clause = self.first_min_chars if self._emitted == 0 else self.clause_min_chars
         last_space = -1
+        before = 0  # _weight(buf[:i]), kept as the loop goes (one pass, not one per character)
         for i, ch in enumerate(buf):
+            upto = before + _char_weight(ch)  # _weight(buf[: i + 1])
             if ch == " ":
                 last_space = i
             if ch in SENTENCE_END or ch in CLAUSE_END:
                 is_sentence = ch in SENTENCE_END
-                if not is_sentence and _weight(buf[:i]) < min_clause:
+                if not is_sentence and before < min_clause:
+                    before = upto
                     continue
                 if ch in ".:" or (ch == "," and not _is_cjk_context(buf, i)):
                     # Needs the next character to decide (number, abbreviation, spacing).
                     if i + 1 >= len(buf):
                         return len(buf) if final else None
                     if not buf[i + 1].isspace() and buf[i + 1] not in CLOSERS:
+                        before = upto
                         continue
                     if ch == "." and _is_abbreviation(buf[:i]):
+                        before = upto
                         continue
-                if is_sentence and _weight(buf[:i]) < 1:
+                if is_sentence and before < 1:
+                    before = upto
                     continue
                 end = i + 1
                 while end < len(buf) and (buf[end] in CLOSERS or buf[end] in SENTENCE_END):
@@ -113,16 +119,21 @@ class Segmenter:
                     # A closer or more punctuation may still come ("Really?!").
                     return None
                 return end
-            if _weight(buf[: i + 1]) >= self.max_chars:
+            if upto >= self.max_chars:
                 if _is_cjk_context(buf, i) or last_space <= 0:
                     return i + 1
                 return last_space + 1
+            before = upto
         return None
 
 
 def _weight(text: str) -> int:
     """Length in 'English characters': a hanzi counts as three."""
-    return sum(3 if "\u3400" <= ch <= "\u9fff" else 1 for ch in text)
+    return sum(_char_weight(ch) for ch in text)
+
+
+def _char_weight(ch: str) -> int:
+    return 3 if "\u3400" <= ch <= "\u9fff" else 1
 
 
 def _is_cjk_context(buf: str, i: int) -> bool:

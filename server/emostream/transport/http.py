@@ -15,6 +15,7 @@ from emostream.codec.packetizer import FRAME_MS, OutputFormat
 from emostream.engine.oneshot import split_text
 from emostream.engine.service import Busy, Slot, SpeechService
 from emostream.engine.streamer import Packet, UtteranceRequest
+from emostream.text.espeak import EspeakCrashed
 from emostream.transport.errors import error
 from emostream.transport.guard import principal_of, voice_visible
 from emostream.transport.limits import KeyLimits, LimitExceeded, StreamPermit
@@ -169,6 +170,10 @@ class _SpeechResponse(StreamingResponse):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await super().__call__(scope, receive, send)
+        except EspeakCrashed as exc:
+            # The headers are gone: returning without the body's end makes the server close
+            # the connection, so the client sees a cut transfer, not a whole file.
+            log.warning("speech response cut: %s", exc)
         finally:
             self.slot.release()
             self.permit.release()

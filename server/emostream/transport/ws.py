@@ -52,6 +52,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 from emostream.codec.packetizer import FRAME_MS
 from emostream.engine.service import Busy, SpeechService
 from emostream.engine.streamer import Packet, UtteranceRequest, UtteranceStats
+from emostream.text.espeak import EspeakCrashed
 from emostream.transport.contexts import ContextRouter, Routed, tagged
 from emostream.transport.drain import GOING_AWAY, SHUTTING_DOWN, Drain
 from emostream.transport.errors import error
@@ -501,7 +502,10 @@ class StreamConnection:
         return len(packet.data) / 2 / utt.req.fmt.sample_rate
 
     async def _failed(self, utt: Utterance, exc: BaseException) -> None:
-        log.error("utterance %s failed", utt.req.stream_id, exc_info=exc)
+        if isinstance(exc, EspeakCrashed):  # an input's fault, logged where it happened
+            log.warning("utterance %s failed: %s", utt.req.stream_id, exc)
+        else:
+            log.error("utterance %s failed", utt.req.stream_id, exc_info=exc)
         self.service.metrics.errors.labels("internal").inc()
         await self._send_json(
             utt.tag({"type": "error", "code": "internal", "message": f"synthesis failed: {exc}"})

@@ -27,6 +27,7 @@ import onnx.utils
 import onnxruntime as ort
 
 from emostream.models.ort_cpu import cpu_options
+from emostream.text import espeak
 from emostream.voices.base import Controls, Latent, VoiceInfo, check_controls
 from emostream.voices.words import WordUnits, safe_align
 
@@ -41,37 +42,6 @@ MIN_SPEED, MAX_SPEED = 0.5, 2.0
 class PiperSplit:
     front: bytes
     decoder: bytes
-
-
-def set_espeak_voice_once() -> None:
-    """Make piper's ``espeakbridge.set_voice`` skip calls that would not change the voice.
-
-    piper calls it before every phonemize, and each call grows the process by about 1.3 kB
-    that is never given back (espeak-ng; measured over 2,000 calls, after ``malloc_trim``):
-    a 10,000-utterance soak grew by 7.9 %. Every call is made under piper's phonemizer lock,
-    so remembering the last voice set is safe. Idempotent."""
-    from piper import espeakbridge
-
-    if getattr(espeakbridge.set_voice, "emostream_once", False):
-        return
-    original = espeakbridge.set_voice
-    current: list[str] = []
-
-    def set_voice(voice: str) -> None:
-        if current == [voice]:
-            return
-        original(voice)
-        current[:] = [voice]
-
-    original_init = espeakbridge.initialize
-
-    def initialize(data_dir: str) -> None:  # a fresh espeak has no voice set
-        current.clear()
-        original_init(data_dir)
-
-    set_voice.emostream_once = True  # type: ignore[attr-defined]
-    espeakbridge.set_voice = set_voice
-    espeakbridge.initialize = initialize
 
 
 def split_piper_graph(model_path: Path) -> PiperSplit:
@@ -111,7 +81,7 @@ class PiperVoice:
     ) -> None:
         from piper.voice import PiperVoice as _Piper  # phonemiser + id map (espeak-ng)
 
-        set_espeak_voice_once()
+        espeak.install()  # piper's espeak-ng calls go to a child process (a crash costs a call)
 
         self._piper = _Piper.load(str(model_path), config_path=str(config_path))
         self._config = json.loads(Path(config_path).read_text(encoding="utf-8"))
