@@ -32,7 +32,7 @@ from emostream.voices.catalog import VoiceCatalog, load_catalog
 from emostream.voices.clip import ClipIntake
 from emostream.voices.encoder import SpeakerEncoder, default_model_path
 from emostream.voices.enroll import Enroller
-from emostream.voices.registry import open_registry
+from emostream.voices.registries import open_registry
 from emostream.voices.versions import model_versions
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,10 @@ def create_app(
     limits = KeyLimits.from_settings(settings)
     drain = Drain(settings.drain_timeout_s)
     metrics = service.metrics if service is not None else Metrics()
-    registry = open_registry(settings.voice_registry_url, settings.data_dir)
+    registry = open_registry(
+        settings.voice_registry_url, settings.data_dir,
+        timeout_s=settings.voice_registry_timeout_s, retry_after_s=settings.voice_registry_retry_s,
+    )  # fmt: skip
     cache = EmbeddingCache(redis_url=settings.redis_url, registry=metrics.registry)
     encoder = SpeakerEncoder(default_model_path(settings.models_dir), threads=settings.cpu_threads)
     holder: list[SpeechService] = []  # the service, once the lifespan has built it
