@@ -38,6 +38,7 @@ def _serve(args: argparse.Namespace) -> int:
     from emostream.transport.app import create_app
     from emostream.transport.auth import ConfigError, authenticator
     from emostream.transport.request_timeouts import GuardedHttpProtocol
+    from emostream.transport.ws_utf8 import Utf8CheckedProtocol
     from emostream.voices.registries import open_registry
     from emostream.voices.registry import StoreUnavailable
 
@@ -71,7 +72,7 @@ def _serve(args: argparse.Namespace) -> int:
         "port": settings.port,
         "loop": "uvloop" if sys.platform != "win32" else "asyncio",
         "http": GuardedHttpProtocol,  # httptools with header/body read deadlines (slowloris)
-        "ws": "websockets-sansio",
+        "ws": Utf8CheckedProtocol,  # websockets-sansio; a text message not UTF-8: 1007, one line
         "ws_per_message_deflate": False,  # Opus does not compress; deflate only costs CPU
         # the largest frame: a start with reference_audio (the app holds others to max_message_bytes)
         "ws_max_size": max(settings.max_message_bytes, settings.max_start_bytes),

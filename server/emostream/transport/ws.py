@@ -79,6 +79,7 @@ from emostream.transport.protocol import (
     load_message,
 )
 from emostream.transport.utterance import END, Utterance, segment_texts
+from emostream.transport.ws_utf8 import INVALID_UTF8, INVALID_UTF8_REASON
 from emostream.voices.base import Voice, VoiceInfo
 from emostream.voices.clip import ClipError
 from emostream.voices.registry import StoreUnavailable
@@ -244,6 +245,8 @@ class StreamConnection:
                 message = receiving.result()
                 receiving = None
                 if message["type"] == "websocket.disconnect":
+                    if message.get("reason") == INVALID_UTF8_REASON:  # closed 1007 by ws_utf8
+                        self.service.metrics.errors.labels(INVALID_UTF8).inc()
                     break
                 self._last_activity = time.monotonic()
                 await self._handle(message)
