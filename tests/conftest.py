@@ -6,7 +6,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from typing import Self
+from typing import Any, Self
 
 import pytest
 
@@ -56,13 +56,15 @@ class Loopback:
 class ServerThread(Loopback):
     """uvicorn serving an app in a thread, with the same options the CLI uses."""
 
-    def __init__(self, app: object, port: int | None = None) -> None:
+    def __init__(
+        self, app: object, port: int | None = None, *, ws: type[Any] | str = "websockets-sansio"
+    ) -> None:
         import uvicorn
 
         self.port = port or free_port()
         config = uvicorn.Config(
             app, host="127.0.0.1", port=self.port, loop="asyncio", http="httptools",
-            ws="websockets-sansio", ws_per_message_deflate=False, log_level="warning",
+            ws=ws, ws_per_message_deflate=False, log_level="warning",
             lifespan="on",
         )  # fmt: skip
         self.server = uvicorn.Server(config)

@@ -24,6 +24,9 @@ BENCHES = {
 BENCH_USAGE = f"emostream bench {{{','.join(BENCHES)}}} [options]"
 # Quality judges (Whisper, DNSMOS, d-vector) left the package for the repo's lab/ folder.
 MOVED_TO_LAB = {"quality": "lab.quality", "acoustic": "lab.acoustic_quality"}
+# ``serve``'s exit status when a store it needs (the voice registry's Redis) cannot be reached
+# (2: the settings refuse; 1: anything else)
+EXIT_UNAVAILABLE = 3
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -35,6 +38,9 @@ def _serve(args: argparse.Namespace) -> int:
     from emostream.transport.app import create_app
     from emostream.transport.auth import ConfigError, authenticator
     from emostream.transport.request_timeouts import GuardedHttpProtocol
+    from emostream.transport.ws_utf8 import Utf8CheckedProtocol
+    from emostream.voices.registries import open_registry
+    from emostream.voices.registry import StoreUnavailable
 
     cli = {
         "host": args.host, "port": args.port, "device": args.device,
@@ -66,15 +72,25 @@ def _serve(args: argparse.Namespace) -> int:
         "port": settings.port,
         "loop": "uvloop" if sys.platform != "win32" else "asyncio",
         "http": GuardedHttpProtocol,  # httptools with header/body read deadlines (slowloris)
-        "ws": "websockets-sansio",
+        "ws": Utf8CheckedProtocol,  # websockets-sansio; a text message not UTF-8: 1007, one line
         "ws_per_message_deflate": False,  # Opus does not compress; deflate only costs CPU
         # the largest frame: a start with reference_audio (the app holds others to max_message_bytes)
         "ws_max_size": max(settings.max_message_bytes, settings.max_start_bytes),
         "log_level": settings.log_level,
         "timeout_graceful_shutdown": 5,  # after the app's own drain (drain_timeout_s)
     }
+    try:  # the voice registry first: a Redis that cannot be reached is one line, not a trace
+        if settings.workers <= 1:
+            app = create_app(settings)
+        else:  # (each worker opens its own; this one only checks)
+            open_registry(settings.voice_registry_url, settings.data_dir,
+                          timeout_s=settings.voice_registry_timeout_s).close()  # fmt: skip
+    except StoreUnavailable as exc:
+        print(f"emostream serve: {exc}; start it or change EMOSTREAM_VOICE_REGISTRY_URL",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_UNAVAILABLE
     if settings.workers <= 1:
-        uvicorn.run(create_app(settings), **options)  # type: ignore[arg-type]
+        uvicorn.run(app, **options)  # type: ignore[arg-type]
         return 0
     # Several processes on one port (each with its own models, GPU engine and event loop):
     # workers are spawned fresh and read their settings from the environment.

@@ -105,6 +105,11 @@ class Settings:
     # redis://host:port/db: a Redis shared by every host (run it with persistence, README
     # "Cluster"), so a clone made on one host is spoken by all (voices.registry_redis).
     voice_registry_url: str = ""
+    # A Redis registry fails closed: a call that gets no answer within voice_registry_timeout_s
+    # (or is refused) is answered 503 store_unavailable, and so is every call for the next
+    # voice_registry_retry_s (Retry-After), without waiting on Redis; then Redis is tried again.
+    voice_registry_timeout_s: float = 1.0
+    voice_registry_retry_s: float = 5.0
     # Cloned and inline-reference voices kept built per process (an LRU of each); one evicted
     # is built again from the registry or the embedding cache on its next use.
     voice_cache_size: int = 256

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from emostream.config import Settings
-from emostream.voices.registry import VoiceRegistry, VoiceStore, open_registry
+from emostream.voices.registries import open_registry
+from emostream.voices.registry import VoiceRegistry, VoiceStore
 from emostream.voices.registry_redis import SCHEMA_VERSION, RedisVoiceRegistry
 from tests.voices.voice_fixtures import RedisServer
 

@@ -32,7 +32,8 @@ from emostream.voices.catalog import VoiceCatalog, load_catalog
 from emostream.voices.clip import ClipIntake
 from emostream.voices.encoder import SpeakerEncoder, default_model_path
 from emostream.voices.enroll import Enroller
-from emostream.voices.registry import open_registry
+from emostream.voices.registries import open_registry
+from emostream.voices.registry import StoreUnavailable, VoiceStore
 from emostream.voices.versions import model_versions
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,14 @@ def find_client_dir() -> Path | None:
     return None
 
 
+def _clones(registry: VoiceStore) -> int | str:
+    """How many clones the registry holds, for the start-up line ("?" if it cannot say)."""
+    try:
+        return len(registry)
+    except StoreUnavailable:
+        return "?"
+
+
 def create_app(
     settings: Settings | None = None,
     *,
@@ -60,17 +69,23 @@ def create_app(
     gives its own, :func:`emostream.cluster.ray_runner.ray_device`).
 
     Raises :class:`~emostream.transport.auth.ConfigError` when the security settings refuse
-    (a non-loopback host with no API keys, unless ``allow_unauthenticated``)."""
+    (a non-loopback host with no API keys, unless ``allow_unauthenticated``), and
+    :class:`~emostream.voices.registry.StoreUnavailable` when the voice registry's Redis
+    cannot be reached. Later, while it cannot, every route that needs it answers ``503
+    store_unavailable`` (:func:`emostream.transport.http.store_unavailable`)."""
     settings = settings or Settings.from_env()
     device_setup = device
     auth = authenticator(settings)
+    registry = open_registry(
+        settings.voice_registry_url, settings.data_dir,
+        timeout_s=settings.voice_registry_timeout_s, retry_after_s=settings.voice_registry_retry_s,
+    )  # fmt: skip
     if not auth.enabled:  # loopback, or allow_unauthenticated on a public host
         level = logging.INFO if is_loopback(settings.host) else logging.WARNING
         log.log(level, "no API keys: every caller is trusted (host %s)", settings.host)
     limits = KeyLimits.from_settings(settings)
     drain = Drain(settings.drain_timeout_s)
     metrics = service.metrics if service is not None else Metrics()
-    registry = open_registry(settings.voice_registry_url, settings.data_dir)
     cache = EmbeddingCache(redis_url=settings.redis_url, registry=metrics.registry)
     encoder = SpeakerEncoder(default_model_path(settings.models_dir), threads=settings.cpu_threads)
     holder: list[SpeechService] = []  # the service, once the lifespan has built it
@@ -105,7 +120,7 @@ def create_app(
         restore_sigterm = hook_sigterm(drain, lambda: running.active)
         log.info(
             "emostream ready: %d voice(s), %d cloned, device=%s, redis=%s",
-            len(svc.catalog), len(registry), settings.device, settings.redis_url or "off",
+            len(svc.catalog), _clones(registry), settings.device, settings.redis_url or "off",
         )  # fmt: skip
         try:
             yield
@@ -144,7 +159,10 @@ def create_app(
             CORSMiddleware, allow_origins=cors, allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "Content-Type"], max_age=600,
         ))  # fmt: skip
-    app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
+    app = Starlette(
+        routes=routes, lifespan=lifespan, middleware=middleware,
+        exception_handlers={StoreUnavailable: http.store_unavailable},
+    )  # fmt: skip
     app.state.auth = auth
     app.state.limits = limits
     app.state.drain = drain

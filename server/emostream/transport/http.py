@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -28,6 +29,7 @@ from emostream.transport.protocol import (
     voice_field,
 )
 from emostream.voices.base import UnsupportedControl, check_controls
+from emostream.voices.registry import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -145,6 +147,32 @@ async def read_body(request: Request, limit: int) -> bytes | None:
     return b"".join(chunks)
 
 
+STORE_UNAVAILABLE = "store_unavailable"
+
+
+def retry_after_s(exc: StoreUnavailable) -> int:
+    """Whole seconds for ``Retry-After`` (at least 1)."""
+    return max(1, math.ceil(exc.retry_after_s))
+
+
+def store_unavailable_message(exc: StoreUnavailable) -> str:
+    """What a client is told (the store's address stays in the server log)."""
+    return (
+        "the voice registry cannot be reached, so cloned voices are unavailable; "
+        f"retry in {retry_after_s(exc)} s"
+    )
+
+
+async def store_unavailable(request: Request, exc: Exception) -> Response:
+    """The app's handler for :class:`StoreUnavailable` from any route (registry down):
+    ``503 store_unavailable`` with ``Retry-After``, counted; no traceback, nothing logged
+    here (the registry logs each outage once)."""
+    assert isinstance(exc, StoreUnavailable)
+    response = refused(request, 503, STORE_UNAVAILABLE, store_unavailable_message(exc))
+    response.headers["Retry-After"] = str(retry_after_s(exc))
+    return response
+
+
 def refused(request: Request, status: int, code: str, message: str) -> JSONResponse:
     """An error response counted in ``emostream_errors``."""
     request.app.state.service.metrics.errors.labels(code).inc()
@@ -248,14 +276,23 @@ def clone_unavailable(request_app: Any, voice_id: str) -> str | None:
 
 
 async def healthz(request: Request) -> JSONResponse:
+    """``ok``; ``degraded`` (still 200: stock voices speak) while the voice registry cannot
+    be reached; ``draining`` (503) on shutdown."""
     service: SpeechService = request.app.state.service
     draining = request.app.state.drain.draining
+    try:
+        request.app.state.registry.check()
+        registry = "ok"
+    except StoreUnavailable:
+        registry = "unavailable"
+    status = "draining" if draining else "ok" if registry == "ok" else "degraded"
     body: dict[str, Any] = {
-        "status": "draining" if draining else "ok",
+        "status": status,
         "voices": len(service.catalog),
         "active_streams": service.active,
         "device": service.settings.device,
         "cloning": service.can_clone,
+        "voice_registry": registry,
     }
     return JSONResponse(body, status_code=503 if draining else 200)
 

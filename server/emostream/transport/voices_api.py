@@ -7,7 +7,10 @@ the app (:func:`emostream.transport.http.voices`).
 Ogg Vorbis/Opus, MP3; WebM/MP4 with PyAV) and ``name``, enrols the clip
 (:meth:`emostream.voices.enroll.Enroller.enroll`) and answers ``201`` with the voice as JSON
 (``id`` among it). Every refusal is ``4xx`` with ``{"error": {"code", "message"}}`` and nothing
-stored; clip codes are those of :class:`emostream.voices.clip.ClipError`.
+stored; clip codes are those of :class:`emostream.voices.clip.ClipError`. While the registry
+cannot be reached every route raises :class:`~emostream.voices.registry.StoreUnavailable`, which
+the app answers ``503 store_unavailable``; an upload is refused so before its quota is charged
+or its clip read.
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ def voice_routes(
 
     async def create(request: Request) -> Response:
         owner = owner_of(request)
+        registry.check()  # a registry known to be down: refused before any work or quota
         if limits is not None:
             try:
                 limits.charge_clone(owner)

@@ -57,7 +57,11 @@ from emostream.transport.contexts import ContextRouter, Routed, tagged
 from emostream.transport.drain import GOING_AWAY, SHUTTING_DOWN, Drain
 from emostream.transport.errors import error
 from emostream.transport.guard import principal_of, voice_visible
-from emostream.transport.http import clone_unavailable
+from emostream.transport.http import (
+    STORE_UNAVAILABLE,
+    clone_unavailable,
+    store_unavailable_message,
+)
 from emostream.transport.limits import KeyLimits, LimitExceeded, StreamPermit
 from emostream.transport.line_queue import Dropped, Line, LineQueue, Playout
 from emostream.transport.protocol import (
@@ -76,8 +80,10 @@ from emostream.transport.protocol import (
     load_message,
 )
 from emostream.transport.utterance import END, Utterance, segment_texts
-from emostream.voices.base import VoiceInfo
+from emostream.transport.ws_utf8 import INVALID_UTF8, INVALID_UTF8_REASON
+from emostream.voices.base import Voice, VoiceInfo
 from emostream.voices.clip import ClipError
+from emostream.voices.registry import StoreUnavailable
 
 log = logging.getLogger(__name__)
 SUBPROTOCOL = "emostream.v1"  # accepted when offered (browsers passing a token offer both)
@@ -164,15 +170,25 @@ class StreamConnection:
         )
 
     # -- voices this caller may use ---------------------------------------------------
+    # (Registry down: the protocol refuses the start or line with ``store_unavailable``, and
+    # the connection goes on.)
     def _lookup(self, voice_id: str) -> VoiceInfo | None:
-        if voice_id in self._refs or voice_visible(self.service.registry, self.principal, voice_id):
-            return self.service.voice_info(voice_id)
-        return None
+        try:
+            if voice_id in self._refs or voice_visible(
+                self.service.registry, self.principal, voice_id
+            ):
+                return self.service.voice_info(voice_id)
+            return None
+        except StoreUnavailable as exc:
+            raise ProtocolError(STORE_UNAVAILABLE, store_unavailable_message(exc)) from None
 
     def _unavailable(self, voice_id: str) -> str | None:
-        if not voice_visible(self.service.registry, self.principal, voice_id):
-            return None
-        return clone_unavailable(self.ws.app, voice_id)
+        try:
+            if not voice_visible(self.service.registry, self.principal, voice_id):
+                return None
+            return clone_unavailable(self.ws.app, voice_id)
+        except StoreUnavailable as exc:
+            raise ProtocolError(STORE_UNAVAILABLE, store_unavailable_message(exc)) from None
 
     # -- drain ------------------------------------------------------------------------
     @property
@@ -230,6 +246,8 @@ class StreamConnection:
                 message = receiving.result()
                 receiving = None
                 if message["type"] == "websocket.disconnect":
+                    if message.get("reason") == INVALID_UTF8_REASON:  # closed 1007 by ws_utf8
+                        self.service.metrics.errors.labels(INVALID_UTF8).inc()
                     break
                 self._last_activity = time.monotonic()
                 await self._handle(message)
@@ -395,10 +413,12 @@ class StreamConnection:
         """Admit and start an utterance; ``then``: a queued line's segments and end, queued
         before anything is awaited (nothing a client sends meanwhile can reach them)."""
         req = action.request
-        voice = self.service.voice(req.voice.id)
         refused: SendError | None = None
         permit: StreamPermit | None = None
-        if voice is None:
+        voice = self._voice_or_refusal(req.voice.id)
+        if isinstance(voice, SendError):
+            voice, refused = None, voice
+        elif voice is None:
             refused = SendError("unknown_voice", f"voice {req.voice.id!r} is gone")
         else:
             try:
@@ -446,6 +466,13 @@ class StreamConnection:
             word_timestamps=req.word_timestamps,
         )
         utt.task = asyncio.create_task(self._speak(utt, request))
+
+    def _voice_or_refusal(self, voice_id: str) -> Voice | SendError | None:
+        """The voice to speak (a clone is read from the registry unless built already)."""
+        try:
+            return self.service.voice(voice_id)
+        except StoreUnavailable as exc:
+            return SendError(STORE_UNAVAILABLE, store_unavailable_message(exc))
 
     async def _speak(self, utt: Utterance, request: UtteranceRequest) -> None:
         cancelled = True

@@ -7,8 +7,9 @@ lists them beside these.
 
 Plain ``sqlite3`` (one connection, a lock, WAL journal): every call is short and synchronous, so
 the HTTP layer may call it directly or through a thread. :class:`VoiceStore` is what the server
-needs of a registry; :mod:`emostream.voices.registry_redis` is the shared one (several hosts),
-and :func:`open_registry` picks by ``Settings.voice_registry_url``.
+needs of a registry (any call may raise :class:`StoreUnavailable` while its store cannot be
+reached); :mod:`emostream.voices.registry_redis` is the shared one (several hosts), and
+:func:`emostream.voices.registries.open_registry` picks by ``Settings.voice_registry_url``.
 """
 
 from __future__ import annotations
@@ -126,10 +127,23 @@ class ClonedVoice:
         }
 
 
+class StoreUnavailable(Exception):
+    """A registry's store cannot be reached now (refused, timed out, gone): raised by any
+    :class:`VoiceStore` call instead of the client library's error. ``message`` names the store
+    (for logs and start-up errors, not for clients); ``retry_after_s``: when trying again is
+    worth it. A write whose answer was lost may still have landed."""
+
+    def __init__(self, message: str, *, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after_s = retry_after_s
+
+
 class VoiceStore(Protocol):
     """A registry of cloned voices: SQLite (:class:`VoiceRegistry`, one host) or Redis
     (:class:`~emostream.voices.registry_redis.RedisVoiceRegistry`, shared by hosts).
-    Every call is short and synchronous."""
+    Every call is short and synchronous, and raises :class:`StoreUnavailable` (nothing else)
+    when the store cannot be reached."""
 
     def add(
         self,
@@ -155,20 +169,10 @@ class VoiceStore(Protocol):
 
     def __len__(self) -> int: ...
 
+    def check(self) -> None:
+        """Raise :class:`StoreUnavailable` if the store cannot be reached now (for health)."""
+
     def close(self) -> None: ...
-
-
-def open_registry(url: str, data_dir: str | Path) -> VoiceStore:
-    """The registry ``Settings.voice_registry_url`` names: empty or ``sqlite:`` -> SQLite at
-    ``<data_dir>/voices.sqlite3`` (one host, the default); ``redis://`` / ``rediss://`` /
-    ``unix://`` -> the shared Redis registry (needs the ``redis`` package)."""
-    if not url or url == "sqlite:":
-        return VoiceRegistry.in_data_dir(data_dir)
-    if url.startswith(("redis://", "rediss://", "unix://")):
-        from emostream.voices.registry_redis import RedisVoiceRegistry
-
-        return RedisVoiceRegistry(url)
-    raise ValueError(f"voice_registry_url {url!r}: use '' (SQLite) or a redis:// URL")
 
 
 def new_voice_id() -> str:
@@ -328,6 +332,9 @@ class VoiceRegistry:
     def __len__(self) -> int:
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM cloned_voices").fetchone()[0])
+
+    def check(self) -> None:
+        """A local file: always reachable."""
 
     def close(self) -> None:
         with self._lock:

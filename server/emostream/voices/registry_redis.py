@@ -17,13 +17,24 @@ Layout under ``prefix`` (default ``emostream:voices``), schema :data:`SCHEMA_VER
 A store written by a newer schema is refused at start; an older one is migrated in place by
 the steps in :data:`MIGRATIONS` (none yet: 1 is the first Redis schema). Calls are synchronous
 and short (one round trip, or one pipeline), like the SQLite registry's.
+
+Outages fail closed: a call that cannot reach Redis (refused, reset, no answer within
+``timeout_s``) raises :class:`~emostream.voices.registry.StoreUnavailable`, and for
+``retry_after_s`` after it every call raises it at once without touching the network (calls run
+on the event loop: a Redis that never answers costs one ``timeout_s`` per window, not one per
+call). The first call after the window tries Redis again; redis-py reconnects by itself. One
+warning is logged when an outage begins and one line when Redis answers again. Opening the
+registry with Redis unreachable raises it too (a start-up error naming the URL, no log line).
 """
 
 from __future__ import annotations
 
 import logging
+import re
+import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import numpy as np
 import redis
@@ -31,17 +42,32 @@ import redis
 from emostream.voices.registry import (
     ClonedVoice,
     FloatArray,
+    StoreUnavailable,
     flac_clip,
     read_flac,
 )
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+# What "cannot reach Redis" is (BusyLoadingError, a Redis still loading its data, is a
+# ConnectionError); a ResponseError (a refused command) is not an outage and is raised as is.
+UNREACHABLE = (redis.ConnectionError, redis.TimeoutError)
 
 SCHEMA_VERSION = 1
 # version -> the step that upgrades a store at that version to version + 1
 MIGRATIONS: dict[int, Callable[[redis.Redis, str], None]] = {}
 _FIELDS = ("name", "created", "clip_sha256", "duration_s", "speech_s", "encoder", "embedding",
            "owner")  # fmt: skip
+
+
+def redacted(url: str) -> str:
+    """``url`` with its password (``user:pass@`` or ``?password=``) shown as ``***``."""
+    netloc = urlsplit(url).netloc
+    user, at, host = netloc.rpartition("@")
+    if at and ":" in user:
+        url = url.replace(netloc, f"{user.partition(':')[0]}:***@{host}", 1)
+    return re.sub(r"([?&]password=)[^&#]*", r"\1***", url)
 
 
 class RedisVoiceRegistry:
@@ -54,15 +80,70 @@ class RedisVoiceRegistry:
         prefix: str = "emostream:voices",
         keep_clips: bool = True,
         client: redis.Redis | None = None,
+        timeout_s: float = 1.0,
+        retry_after_s: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.url = url
         self.prefix = prefix
         self.keep_clips = keep_clips
+        self.retry_after_s = retry_after_s
+        self._clock = clock
+        self._down_until = 0.0  # calls raise StoreUnavailable at once before this
+        self._down_since: float | None = None  # when the outage in progress began
         self._r: redis.Redis = client or redis.Redis.from_url(
-            url, socket_timeout=5.0, socket_connect_timeout=5.0, health_check_interval=30
+            url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s,
+            health_check_interval=30,
+        )  # fmt: skip
+        try:
+            self._migrate()
+            self.persistent = self._persistence()
+        except UNREACHABLE as exc:
+            self._r.close()
+            raise StoreUnavailable(
+                f"voice registry {redacted(url)} unreachable ({exc})", retry_after_s=retry_after_s
+            ) from None
+
+    # -- outages --------------------------------------------------------------------------
+
+    def _call(self, op: Callable[[], T]) -> T:
+        """``op()`` (Redis calls), failing closed: :class:`StoreUnavailable` when Redis cannot
+        be reached, and at once while the window after a failure lasts."""
+        now = self._clock()
+        if now < self._down_until:
+            raise self._unavailable(self._down_until - now)
+        try:
+            result = op()
+        except UNREACHABLE as exc:
+            self._failed(exc)
+            raise self._unavailable(self.retry_after_s) from None
+        if self._down_since is not None:
+            log.info("voice registry on %s reachable again after %.1f s", redacted(self.url),
+                     now - self._down_since)  # fmt: skip
+            self._down_since = None
+        return result
+
+    def _failed(self, exc: Exception) -> None:
+        now = self._clock()
+        self._down_until = now + self.retry_after_s
+        if self._down_since is None:
+            self._down_since = now
+            log.warning(
+                "voice registry on %s unreachable (%s: %s): cloned-voice calls are refused "
+                "(store_unavailable), Redis is tried again every %g s",
+                redacted(self.url), type(exc).__name__, exc, self.retry_after_s,
+            )  # fmt: skip
+        else:
+            log.debug("voice registry still unreachable: %s", exc)
+
+    def _unavailable(self, retry_after_s: float) -> StoreUnavailable:
+        return StoreUnavailable(
+            f"voice registry {redacted(self.url)} unreachable", retry_after_s=retry_after_s
         )
-        self._migrate()
-        self.persistent = self._persistence()
+
+    def check(self) -> None:
+        """A PING (at once :class:`StoreUnavailable` inside the window after a failure)."""
+        self._call(self._r.ping)
 
     # -- schema ---------------------------------------------------------------------------
 
@@ -161,7 +242,7 @@ class RedisVoiceRegistry:
         pipe = self._r.pipeline(transaction=True)
         pipe.hset(self._key(voice.id), mapping=mapping)
         pipe.zadd(self._index, {voice.id: voice.created})
-        pipe.execute()
+        self._call(pipe.execute)
         log.info("cloned voice %s (%r) stored in %s", voice.id, voice.name, self.prefix)
         return voice
 
@@ -183,18 +264,20 @@ class RedisVoiceRegistry:
         )
 
     def get(self, voice_id: str) -> ClonedVoice | None:
-        values = self._r.hmget(self._key(voice_id), list(_FIELDS))
+        values = self._call(lambda: self._r.hmget(self._key(voice_id), list(_FIELDS)))
         return self._voice(voice_id, list(values))
 
     def voices(self, *, owner: str | None = None) -> list[ClonedVoice]:
         """All cloned voices (only ``owner``'s when given), oldest first."""
-        members: list[bytes] = list(self._r.zrange(self._index, 0, -1))  # type: ignore[arg-type]
+        members: list[bytes] = self._call(
+            lambda: self._r.zrange(self._index, 0, -1)  # type: ignore[arg-type,return-value]
+        )
         ids = [m.decode() for m in members]
         pipe = self._r.pipeline(transaction=False)
         for voice_id in ids:
             pipe.hmget(self._key(voice_id), list(_FIELDS))
         out = []
-        for voice_id, values in zip(ids, pipe.execute(), strict=True):
+        for voice_id, values in zip(ids, self._call(pipe.execute), strict=True):
             voice = self._voice(voice_id, list(values))
             if voice is not None and (owner is None or voice.owner == owner):
                 out.append(voice)
@@ -202,18 +285,19 @@ class RedisVoiceRegistry:
 
     def clip(self, voice_id: str) -> tuple[FloatArray, int] | None:
         """The stored reference clip ``(audio, sample_rate)``, if kept."""
-        data: bytes | None = self._r.hget(self._key(voice_id), "clip_flac")  # type: ignore[assignment]
+        data = self._call(lambda: self._r.hget(self._key(voice_id), "clip_flac"))
+        assert data is None or isinstance(data, bytes)  # decode_responses is off
         return None if data is None else read_flac(data)
 
     def delete(self, voice_id: str) -> bool:
         pipe = self._r.pipeline(transaction=True)
         pipe.delete(self._key(voice_id))
         pipe.zrem(self._index, voice_id)
-        removed, _ = pipe.execute()
+        removed, _ = self._call(pipe.execute)
         return int(removed) > 0
 
     def __len__(self) -> int:
-        return int(self._r.zcard(self._index))
+        return int(self._call(lambda: self._r.zcard(self._index)))
 
     def close(self) -> None:
         self._r.close()
