@@ -125,20 +125,28 @@ PIECES = (
 )  # fmt: skip
 
 
-def random_text(r: random.Random) -> str:
-    """One input: 1-30 pieces of the kinds above with random separators (a few reach
-    thousands of characters)."""
+PROFILES = {
+    # a chat line: one to three pieces, at most 400 characters
+    "chat": ([1, 1, 1, 2, 2, 3], 0.0, 400),
+    # long texts: up to 30 pieces, some repeated up to 20 times, up to 6,000 characters
+    "long": ([1, 2, 3, 5, 8, 13, 30], 0.05, 6000),
+}
+
+
+def random_text(r: random.Random, profile: str = "chat") -> str:
+    """One input: pieces of the kinds above with random separators, sized by ``profile``
+    (:data:`PROFILES`)."""
+    counts, repeat, limit = PROFILES[profile]
     makers, weights = zip(*PIECES, strict=True)
-    n = r.choice([1, 1, 2, 3, 5, 8, 13, 30])
-    parts = [r.choices(makers, weights)[0](r) for _ in range(n)]
+    parts = [r.choices(makers, weights)[0](r) for _ in range(r.choice(counts))]
     text = "".join(p + r.choice(SEPS) for p in parts)
-    if r.random() < 0.02:
+    if r.random() < repeat:
         text = text * r.randint(2, 20)
-    return text[:6000]
+    return text[:limit]
 
 
-def input_for(seed: int, i: int) -> str:
-    return random_text(random.Random(f"{seed}:{i}"))
+def input_for(seed: int, i: int, profile: str = "chat") -> str:
+    return random_text(random.Random(f"{profile}:{seed}:{i}"), profile)
 
 
 @dataclass
@@ -167,6 +175,7 @@ class FrontEnd:
         from emostream.engine.oneshot import split_text
         from emostream.text.normalize import normalize
         from emostream.text.splitter import Segmenter
+        from emostream.voices.acoustic import _spoken
         from emostream.voices.words import safe_align
 
         segments = split_text(text)
@@ -181,22 +190,24 @@ class FrontEnd:
         g2p = self.g2p
         for s in segments:
             seq = g2p(s)
-            safe_align(s, seq.symbols, lambda w: tuple(g2p(w).symbols[1:-1]))
+            safe_align(s, seq.symbols, lambda w: _spoken(g2p, w))  # as AcousticVoice does
             ids, phonemes = self.joe.phoneme_ids(s)
-            labels = self.joe._id_labels(ids, phonemes)
-            safe_align(s, labels, self.joe._phonemes_alone)
+            safe_align(s, self.joe._id_labels(ids, phonemes), self.joe._spoken)  # as joe does
         return len(segments)
 
 
-def _work(args: tuple[int, int, int, float]) -> dict[str, Any]:
-    seed, start, stop, slow_s = args
+def _work(args: tuple[str, int, int, int, float]) -> dict[str, Any]:
+    profile, seed, start, stop, slow_s = args
+    import logging
+
     from emostream.text.espeak import EspeakCrashed
 
+    logging.disable(logging.WARNING)  # findings are counted here, not logged per input
     fe = FrontEnd.load()
     out: dict[str, Any] = {"n": 0, "segments": 0, "crashes": [], "errors": [], "slow": []}
     times: list[float] = []
     for i in range(start, stop):
-        text = input_for(seed, i)
+        text = input_for(seed, i, profile)
         t0 = time.perf_counter()
         try:
             out["segments"] += fe(text)
@@ -222,16 +233,51 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--n", type=int, default=10000, help="inputs in all (default 10,000)")
     p.add_argument("--seed", type=int, default=0, help="input i of seed s is fixed")
+    p.add_argument("--profile", choices=sorted(PROFILES), default="chat", help="input sizes")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes")
     p.add_argument("--chunk", type=int, default=5000, help="inputs per task")
     p.add_argument("--slow-s", type=float, default=2.0, help="report inputs slower than this")
     p.add_argument("--out", default="", help="write the JSON report here")
     a = p.parse_args(argv)
-    tasks = [(a.seed, s, min(s + a.chunk, a.n), a.slow_s) for s in range(0, a.n, a.chunk)]
+    tasks = [
+        (a.profile, a.seed, s, min(s + a.chunk, a.n), a.slow_s) for s in range(0, a.n, a.chunk)
+    ]
     t0 = time.monotonic()
     total: dict[str, Any] = {"n": 0, "segments": 0, "crashes": [], "errors": [], "slow": [],
                              "espeak_crashes_counted": 0}  # fmt: skip
-    p50s, p99s, maxes = [], [], []
+    p50s: list[float] = []
+    p99s: list[float] = []
+    maxes: list[float] = []
+
+    def report() -> dict[str, Any]:
+        wall = time.monotonic() - t0
+        return {
+            "what": "text front-end fuzz campaign (loadtest.fuzz_text)",
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "command": "python -m loadtest.fuzz_text " + " ".join(argv or sys.argv[1:]),
+            "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+            "seed": a.seed,
+            "profile": a.profile,
+            "inputs": total["n"],
+            "complete": total["n"] == a.n,
+            "segments": total["segments"],
+            "wall_s": round(wall, 1),
+            "inputs_per_s": round(total["n"] / wall, 1) if wall else 0.0,
+            "per_input_ms": {"median_of_task_p50s": round(sorted(p50s)[len(p50s) // 2], 3),
+                             "max_of_task_p99s": round(max(p99s), 3), "max": round(max(maxes), 1)},
+            "espeak_crashes": len(total["crashes"]),
+            "python_errors": len(total["errors"]),
+            "slow_inputs": len(total["slow"]),
+            "findings": {k: total[k][:50] for k in ("crashes", "errors", "slow")},
+        }  # fmt: skip
+
+    def write(rep: dict[str, Any]) -> str:
+        text = json.dumps(rep, ensure_ascii=False, indent=2)
+        if a.out:  # after every task: a run cut short still leaves its figures
+            with open(a.out, "w", encoding="utf-8") as f:
+                f.write(text + "\n")
+        return text
+
     with multiprocessing.get_context("spawn").Pool(a.workers) as pool:
         for done, part in enumerate(pool.imap_unordered(_work, tasks), 1):
             for k in ("n", "segments", "espeak_crashes_counted"):
@@ -244,29 +290,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{total['n']:>9,} inputs  {time.monotonic() - t0:7.0f} s  crashes "
                   f"{len(total['crashes'])}  errors {len(total['errors'])}  ({done}/{len(tasks)})",
                   flush=True)  # fmt: skip
-    wall = time.monotonic() - t0
-    report = {
-        "what": "text front-end fuzz campaign (loadtest.fuzz_text)",
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": "python -m loadtest.fuzz_text " + " ".join(sys.argv[1:] if argv is None else argv),
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
-        "seed": a.seed,
-        "inputs": total["n"],
-        "segments": total["segments"],
-        "wall_s": round(wall, 1),
-        "inputs_per_s": round(total["n"] / wall, 1) if wall else 0.0,
-        "per_input_ms": {"p50_of_tasks": round(sorted(p50s)[len(p50s) // 2], 3),
-                         "p99_of_tasks_max": round(max(p99s), 3), "max": round(max(maxes), 1)},
-        "espeak_crashes": len(total["crashes"]),
-        "python_errors": len(total["errors"]),
-        "slow_inputs": len(total["slow"]),
-        "findings": {k: total[k][:50] for k in ("crashes", "errors", "slow")},
-    }  # fmt: skip
-    text = json.dumps(report, ensure_ascii=False, indent=2)
-    if a.out:
-        with open(a.out, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
-    print(text[:4000])
+            write(report())
+    print(write(report())[:4000])
     return 0 if not total["crashes"] and not total["errors"] else 1
 
 

@@ -70,3 +70,19 @@ def test_unsupported_controls_raise(joe: PiperVoice) -> None:
 def test_empty_text(joe: PiperVoice) -> None:
     assert joe.acoustic("", Controls()).num_frames == 0
     assert joe.decode(np.zeros((192, 0), dtype=np.float32)).size == 0
+
+
+def test_symbols_without_an_id_are_dropped_quietly(
+    joe: PiperVoice, caplog: pytest.LogCaptureFixture
+) -> None:
+    """espeak-ng gives some code points symbols joe has no id for (U+0D80: "ⁿ"):
+    dropped before the ids and labels are made, with no warning per symbol (piper logged one
+    each: a log flood from one line of user text)."""
+    import logging
+
+    caplog.set_level(logging.WARNING)
+    ids, phonemes = joe.phoneme_ids("hello \u0d80 there")  # espeak-ng: an "ⁿ" joe lacks
+    assert ids and all(p in joe._config["phoneme_id_map"] for p in phonemes)
+    assert [r for r in caplog.records if r.name.startswith("piper")] == []
+    labels = joe._id_labels(ids, phonemes)
+    assert [x for x in labels if x not in "^$_"] == phonemes  # one label per kept symbol

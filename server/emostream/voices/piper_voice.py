@@ -120,7 +120,11 @@ class PiperVoice:
     def phoneme_ids(self, text: str) -> tuple[list[int], list[str]]:
         with self._phonemize_lock:
             sentences = self._piper.phonemize(text)
-        phonemes = [p for sent in sentences for p in sent]
+        # espeak-ng gives symbols the voice has no id for (letter names in a script it
+        # switches to): dropped here, as piper would, but without piper's warning per symbol
+        # (a flood from one line of user text) and before the labels are matched to the ids.
+        known = self._config["phoneme_id_map"]
+        phonemes = [p for sent in sentences for p in sent if p in known]
         if not phonemes:
             return [], []
         ids = self._piper.phonemes_to_ids(phonemes)
@@ -159,7 +163,8 @@ class PiperVoice:
     def _phonemes_alone(self, word: str) -> tuple[str, ...]:
         with self._phonemize_lock:
             sentences = self._piper.phonemize(word)
-        return tuple(p for sent in sentences for p in sent)
+        known = self._config["phoneme_id_map"]
+        return tuple(p for sent in sentences for p in sent if p in known)
 
     def _id_labels(self, ids: list[int], phonemes: list[str]) -> list[str]:
         """A label per phoneme id: ``^`` BOS, the phoneme, ``_`` for pads, ``$`` EOS."""
