@@ -8,7 +8,8 @@ an HTTP denial response, so nothing is accepted). WebSocket upgrades from a brow
 not allowed get ``403 origin_not_allowed``. Every refusal is counted in ``emostream_errors``.
 
 Credentials: ``Authorization: Bearer <key or token>`` on HTTP and on the WebSocket upgrade; on
-the WebSocket also the subprotocol ``emostream.token.<token>`` or the query ``access_token=``.
+the WebSocket also a token (never a key) as the subprotocol ``emostream.token.<token>`` or the
+query ``access_token=``.
 """
 
 from __future__ import annotations
@@ -93,13 +94,16 @@ class Guard:
         scope[PRINCIPAL] = None
         if self.auth.enabled and (path.startswith("/v1/") or path == "/metrics"):
             credential = bearer(conn.headers.get("authorization"))
-            if credential is None and scope["type"] == "websocket":
+            in_header = credential is not None  # only there may a key be (not a URL, a protocol)
+            if not in_header and scope["type"] == "websocket":
                 credential = subprotocol_token(scope.get("subprotocols") or ())
                 if credential is None:
                     tokens = parse_qs(conn.url.query).get("access_token")
                     credential = tokens[0] if tokens else None
             try:
-                scope[PRINCIPAL] = self.auth.principal(credential, allow_token=path != "/v1/tokens")
+                scope[PRINCIPAL] = self.auth.principal(
+                    credential, allow_token=path != "/v1/tokens", allow_key=in_header
+                )
             except AuthError as exc:
                 await self._refuse(scope, receive, send, 401, exc.code, exc.message)
                 return
