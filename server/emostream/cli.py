@@ -32,6 +32,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from emostream.config import Settings
+    from emostream.transport.access_log import log_config
     from emostream.transport.app import create_app
     from emostream.transport.auth import ConfigError, authenticator
     from emostream.transport.request_timeouts import GuardedHttpProtocol
@@ -71,6 +72,7 @@ def _serve(args: argparse.Namespace) -> int:
         # the largest frame: a start with reference_audio (the app holds others to max_message_bytes)
         "ws_max_size": max(settings.max_message_bytes, settings.max_start_bytes),
         "log_level": settings.log_level,
+        "log_config": log_config(),  # uvicorn's, with query strings redacted (?access_token=)
         "timeout_graceful_shutdown": 5,  # after the app's own drain (drain_timeout_s)
     }
     if settings.workers <= 1:
