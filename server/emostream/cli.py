@@ -35,6 +35,7 @@ def _serve(args: argparse.Namespace) -> int:
     from emostream.transport.access_log import log_config
     from emostream.transport.app import create_app
     from emostream.transport.auth import ConfigError, authenticator
+    from emostream.transport.origins import EdgeRules
     from emostream.transport.request_timeouts import GuardedHttpProtocol
 
     cli = {
@@ -47,6 +48,7 @@ def _serve(args: argparse.Namespace) -> int:
     _configure_logging(settings.log_level)
     try:
         authenticator(settings)  # refuse to start before any model loads
+        EdgeRules.from_settings(settings)
     except ConfigError as exc:
         print(f"emostream serve: {exc}", file=sys.stderr)
         return 2

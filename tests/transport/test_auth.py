@@ -17,7 +17,7 @@ from emostream.transport.auth import (
     parse_keys_file,
     subprotocol_token,
 )
-from emostream.transport.guard import OriginPolicy
+from emostream.transport.origins import OriginPolicy
 
 SECRET = b"s" * 32
 
