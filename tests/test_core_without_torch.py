@@ -23,7 +23,8 @@ from starlette.testclient import TestClient
 from emostream.config import Settings
 from emostream.transport.app import create_app
 
-with TestClient(create_app(Settings(data_dir=sys.argv[1], acoustic="off"))) as client:
+with TestClient(create_app(Settings(data_dir=sys.argv[1], acoustic="off")),
+                base_url="http://127.0.0.1") as client:
     assert client.get("/healthz").status_code == 200
     r = client.post("/v1/audio/speech", json={"input": "Hello.", "response_format": "wav"})
     assert r.status_code == 200 and len(r.content) > 1000, r.text
@@ -44,7 +45,7 @@ app = create_app(Settings(data_dir=sys.argv[1]))
 
 
 def speak(client, start, text):
-    with client.websocket_connect("/v1/stream") as ws:
+    with client.websocket_connect("ws://127.0.0.1/v1/stream") as ws:
         fmt = {"codec": "pcm_s16le", "sample_rate": 24000}
         ws.send_text(json.dumps({**start, "type": "start", "format": fmt}))
         ws.send_text(json.dumps({"type": "text", "text": text}))
@@ -62,7 +63,7 @@ def speak(client, start, text):
     return events, np.frombuffer(pcm, dtype=np.int16).astype(np.float32) / 32768
 
 
-with TestClient(app) as client:
+with TestClient(app, base_url="http://127.0.0.1") as client:  # a loopback Host
     health = client.get("/healthz").json()
     assert health["cloning"] is True, health
     voices = {v["id"]: v for v in client.get("/v1/voices").json()["voices"]}

@@ -35,8 +35,10 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from emostream.config import Settings
+    from emostream.transport.access_log import log_config
     from emostream.transport.app import create_app
     from emostream.transport.auth import ConfigError, authenticator
+    from emostream.transport.origins import EdgeRules
     from emostream.transport.request_timeouts import GuardedHttpProtocol
     from emostream.transport.ws_utf8 import Utf8CheckedProtocol
     from emostream.voices.registries import open_registry
@@ -52,6 +54,7 @@ def _serve(args: argparse.Namespace) -> int:
     _configure_logging(settings.log_level)
     try:
         authenticator(settings)  # refuse to start before any model loads
+        EdgeRules.from_settings(settings)
     except ConfigError as exc:
         print(f"emostream serve: {exc}", file=sys.stderr)
         return 2
@@ -77,6 +80,7 @@ def _serve(args: argparse.Namespace) -> int:
         # the largest frame: a start with reference_audio (the app holds others to max_message_bytes)
         "ws_max_size": max(settings.max_message_bytes, settings.max_start_bytes),
         "log_level": settings.log_level,
+        "log_config": log_config(),  # uvicorn's, with query strings redacted (?access_token=)
         "timeout_graceful_shutdown": 5,  # after the app's own drain (drain_timeout_s)
     }
     try:  # the voice registry first: a Redis that cannot be reached is one line, not a trace

@@ -145,10 +145,16 @@ class Settings:
     ws_idle_timeout_s: float = 60.0  # close a WebSocket with no message and no audio this long
     slow_reader_timeout_s: float = 10.0  # cut a stream whose client reads nothing this long
     max_body_bytes: int = 1 << 20  # POST /v1/audio/speech body
-    # WebSocket Origin allow-list, comma-separated ("*": any). Always allowed: no Origin header
-    # (not a browser), the server's own origin, and loopback origins.
+    # Origin allow-list ("scheme://host[:port]", comma-separated; "*": any) of WebSocket upgrades
+    # and of state-changing HTTP requests (POST, DELETE). Always allowed: no Origin header (not a
+    # browser), the server's own origin, and loopback origins (localhost, loopback IP literals).
     allowed_origins: str = ""
-    cors_origins: str = ""  # HTTP API CORS origins, comma-separated ("*": any); empty: no CORS
+    # HTTP API CORS origins, comma-separated ("*": any); empty: no CORS. They may also POST.
+    cors_origins: str = ""
+    # Host names (no port; comma-separated) answered besides loopback names. Empty: the Host
+    # header is checked on a loopback bind only (DNS-rebinding defence: 421 host_not_allowed);
+    # set, it is checked on any bind; "*": never checked.
+    allowed_hosts: str = ""
     drain_timeout_s: float = 30.0  # SIGTERM: how long in-flight utterances may take to finish
     # Slowloris: a connection must send complete request headers this soon (408 request_timeout)
     # and its body this soon after the headers (closed); 0: no deadline (transport.request_timeouts)

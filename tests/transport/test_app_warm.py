@@ -20,6 +20,6 @@ def test_startup_loads_the_handle_word_list(joe: PiperVoice, tmp_path: Path) -> 
     settings = Settings(data_dir=str(tmp_path), redis_url="")
     app = create_app(settings, catalog=VoiceCatalog([joe]))
     assert handles._lexicon.cache_info().currsize == 0
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://127.0.0.1") as client:  # a loopback Host
         assert client.get("/healthz").status_code == 200
         assert handles._lexicon.cache_info().currsize == 1

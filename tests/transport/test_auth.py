@@ -17,7 +17,7 @@ from emostream.transport.auth import (
     parse_keys_file,
     subprotocol_token,
 )
-from emostream.transport.guard import OriginPolicy
+from emostream.transport.origins import OriginPolicy
 
 SECRET = b"s" * 32
 
@@ -124,3 +124,15 @@ def test_origin_policy() -> None:
     assert listed.allows("https://app.example", "x") and listed.allows("https://B.example", "x")
     assert not listed.allows("https://c.example", "x")
     assert OriginPolicy("*").allows("https://anything.example", "x")
+
+
+def test_keys_are_refused_where_only_tokens_belong() -> None:
+    """A key offered outside the Authorization header (query, subprotocol) is refused with a
+    message saying where it goes; a token is taken there."""
+    auth = authenticator(Settings(api_keys="k" * 20, token_secret="z" * 32))
+    token, _ = auth.tokens.mint("env-x")
+    assert auth.principal(token, allow_key=False) == "env-x"
+    with pytest.raises(AuthError, match="only in the 'Authorization: Bearer' header") as refused:
+        auth.principal("k" * 20, allow_key=False)
+    assert refused.value.code == "unauthorized"
+    assert auth.principal("k" * 20).startswith("env-")  # in the header: still a key

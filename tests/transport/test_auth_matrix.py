@@ -147,6 +147,32 @@ async def test_websocket_keys_and_tokens(keyed: tuple[ServerThread, dict[str, st
         assert json.loads(refused.value.response.body)["error"]["code"] == code
 
 
+async def test_keys_are_refused_in_queries_and_subprotocols(
+    keyed: tuple[ServerThread, dict[str, str]],
+) -> None:
+    """A long-lived key where URLs and subprotocol lists travel (access logs, history,
+    proxies) is refused, with a message naming the header; the same key in it still opens."""
+    server, keys = keyed
+    for key in [keys["alice"], ENV_KEY]:
+        offers: list[dict[str, Any]] = [
+            {"uri": f"{server.ws_url}?access_token={key}"},
+            {"uri": server.ws_url, "subprotocols": ["emostream.v1", f"emostream.token.{key}"]},
+            {"uri": server.ws_url, "subprotocols": [f"emostream.token.{key}"]},
+        ]
+        for offer in offers:
+            with pytest.raises(InvalidStatus) as refused:
+                await ws_first_event(offer.pop("uri"), **offer)
+            assert refused.value.response.status_code == 401
+            body = json.loads(refused.value.response.body)["error"]
+            assert body["code"] == "unauthorized"
+            assert "Authorization: Bearer" in body["message"] and "token" in body["message"]
+        started = await ws_first_event(server.ws_url, additional_headers=auth(key))
+        assert started["type"] == "started"
+    async with httpx.AsyncClient(base_url=server.url) as client:  # HTTP reads no query at all
+        r = await client.get(f"/v1/voices?access_token={keys['alice']}")
+        assert r.status_code == 401
+
+
 async def test_a_clone_belongs_to_its_key(
     keyed: tuple[ServerThread, dict[str, str]], joe: PiperVoice, tmp_path: Path
 ) -> None:

@@ -18,9 +18,11 @@ from loadtest.procstats import sample
 from tests.transport.served import Served
 
 HEADER_S, BODY_S = 1.0, 2.0
-UPGRADE = b"GET /v1/stream HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+UPGRADE = (
+    b"GET /v1/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+)
 BODY = (
-    b"POST /v1/audio/speech HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    b"POST /v1/audio/speech HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
     b"Content-Length: 100\r\n\r\n{"
 )
 SLOW = 100  # slowloris sockets at once
@@ -71,7 +73,7 @@ def held(
     [
         ("nothing sent", [], 0.0),
         ("half a request line", [b"GET /heal"], 0.0),
-        ("headers without the blank line", [b"GET /healthz HTTP/1.1\r\nHost: x\r\n"], 0.0),
+        ("headers without the blank line", [b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n"], 0.0),
         ("a WebSocket upgrade never finished", [UPGRADE], 0.0),
         (
             "headers dripped a byte at a time",

@@ -23,8 +23,9 @@ from emostream.text.handles import warm as warm_handles
 from emostream.transport import http
 from emostream.transport.auth import authenticator, is_loopback
 from emostream.transport.drain import Drain, hook_sigterm
-from emostream.transport.guard import Guard, OriginPolicy, mint_token, principal_of
+from emostream.transport.guard import Guard, mint_token, principal_of
 from emostream.transport.limits import KeyLimits
+from emostream.transport.origins import EdgeRules
 from emostream.transport.voices_api import voice_routes
 from emostream.transport.ws import stream_endpoint
 from emostream.voices.cache import EmbeddingCache
@@ -69,13 +70,15 @@ def create_app(
     gives its own, :func:`emostream.cluster.ray_runner.ray_device`).
 
     Raises :class:`~emostream.transport.auth.ConfigError` when the security settings refuse
-    (a non-loopback host with no API keys, unless ``allow_unauthenticated``), and
-    :class:`~emostream.voices.registry.StoreUnavailable` when the voice registry's Redis
-    cannot be reached. Later, while it cannot, every route that needs it answers ``503
-    store_unavailable`` (:func:`emostream.transport.http.store_unavailable`)."""
+    (a non-loopback host with no API keys, unless ``allow_unauthenticated``; an allowed origin
+    or host that is not one), and :class:`~emostream.voices.registry.StoreUnavailable` when
+    the voice registry's Redis cannot be reached. Later, while it cannot, every route that
+    needs it answers ``503 store_unavailable``
+    (:func:`emostream.transport.http.store_unavailable`)."""
     settings = settings or Settings.from_env()
     device_setup = device
     auth = authenticator(settings)
+    rules = EdgeRules.from_settings(settings)
     registry = open_registry(
         settings.voice_registry_url, settings.data_dir,
         timeout_s=settings.voice_registry_timeout_s, retry_after_s=settings.voice_registry_retry_s,
@@ -151,8 +154,7 @@ def create_app(
     client = find_client_dir()
     if client is not None:
         routes.append(Mount("/", StaticFiles(directory=client, html=True), name="client"))
-    middleware = [Middleware(Guard, auth=auth, origins=OriginPolicy(settings.allowed_origins),
-                             metrics=metrics)]  # fmt: skip
+    middleware = [Middleware(Guard, auth=auth, rules=rules, metrics=metrics)]
     cors = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
     if cors:
         middleware.insert(0, Middleware(

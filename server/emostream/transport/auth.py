@@ -8,7 +8,9 @@ hashes kept) and ``Settings.api_keys_file`` (lines ``<id> <name> <salt hex> <hma
 The caller a key or token stands for is its *principal*: the key's name (file) or
 ``env-<8 hex>`` (a plaintext key from the environment). Cloned voices belong to a principal.
 
-Tokens (``POST /v1/tokens``, for browsers that cannot set headers on a WebSocket) are
+A key is long-lived: it is accepted only in the ``Authorization`` header, never where URLs and
+subprotocol lists travel (access logs, browser history, proxies). Tokens
+(``POST /v1/tokens``, for browsers that cannot set headers on a WebSocket) are
 ``<payload>.<signature>``, both base64url: the payload is ``{"sub", "exp"}`` JSON and the
 signature HMAC-SHA256 of it under ``Settings.token_secret``. They stand for the key's principal
 until ``exp``; a token cannot mint another token.
@@ -34,6 +36,11 @@ KEY_PREFIX = "es_"
 _KEY_RE = re.compile(r"^es_([0-9a-f]{8})_[A-Za-z0-9_-]{20,}$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
 TOKEN_SUBPROTOCOL = "emostream.token."  # Sec-WebSocket-Protocol: emostream.token.<token>
+KEY_OUTSIDE_HEADER = (
+    "an API key is accepted only in the 'Authorization: Bearer' header; a browser uses a "
+    "short-lived token from POST /v1/tokens (subprotocol emostream.token.<token> or "
+    "?access_token=<token>)"
+)
 
 
 class ConfigError(Exception):
@@ -204,12 +211,17 @@ class Authenticator:
     def enabled(self) -> bool:
         return len(self.keys) > 0
 
-    def principal(self, credential: str | None, *, allow_token: bool = True) -> str:
-        """The principal of a bearer credential (an API key, or a token where allowed)."""
+    def principal(
+        self, credential: str | None, *, allow_token: bool = True, allow_key: bool = True
+    ) -> str:
+        """The principal of a bearer credential: an API key where ``allow_key`` (the
+        ``Authorization`` header only), a token where ``allow_token`` (not on ``/v1/tokens``)."""
         if not credential:
             raise AuthError("unauthorized", "send 'Authorization: Bearer <API key>'")
         name = self.keys.principal(credential)
         if name is not None:
+            if not allow_key:
+                raise AuthError("unauthorized", KEY_OUTSIDE_HEADER)
             return name
         if allow_token and "." in credential:
             return self.tokens.principal(credential)

@@ -1,20 +1,28 @@
-"""Access control at the edge: who is calling (API key or token), which browser origins may open
-a WebSocket, the token-minting route, and who may see which cloned voice.
+"""Access control at the edge: which ``Host`` and browser origins are answered, who is calling
+(API key or token), the token-minting route, and who may see which cloned voice.
 
-:class:`Guard` is ASGI middleware in front of the routes. For ``/v1/*`` and ``/metrics`` (never
-``/healthz`` or the static demo page) it puts the caller's principal in the scope
-(:func:`principal_of`), or answers ``401`` (HTTP JSON error; on a WebSocket upgrade the same as
-an HTTP denial response, so nothing is accepted). WebSocket upgrades from a browser origin that is
-not allowed get ``403 origin_not_allowed``. Every refusal is counted in ``emostream_errors``.
+:class:`Guard` is ASGI middleware in front of the routes, checking in this order:
+
+1. ``Host`` (:class:`~emostream.transport.origins.HostPolicy`; a loopback server answers loopback
+   names and ``allowed_hosts`` only): ``421 host_not_allowed``.
+2. ``Origin`` (:class:`~emostream.transport.origins.OriginPolicy`) of a WebSocket upgrade, and
+   of an HTTP request that changes state (any method but GET, HEAD, OPTIONS: what a page could
+   send cross-site, a ``text/plain`` POST needing no preflight): ``403 origin_not_allowed``.
+   Requests with no ``Origin`` (curl, SDKs) pass.
+3. For ``/v1/*`` and ``/metrics`` (never ``/healthz`` or the static demo page), the caller's
+   principal goes in the scope (:func:`principal_of`), or ``401``.
+
+A refusal is an HTTP JSON error (on a WebSocket upgrade the same, as a denial response, so nothing
+is accepted), counted in ``emostream_errors``.
 
 Credentials: ``Authorization: Bearer <key or token>`` on HTTP and on the WebSocket upgrade; on
-the WebSocket also the subprotocol ``emostream.token.<token>`` or the query ``access_token=``.
+the WebSocket also a *token* (never a key) as the subprotocol ``emostream.token.<token>`` or the
+query ``access_token=`` (access logs redact query strings: :mod:`emostream.transport.access_log`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
@@ -23,10 +31,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from emostream.engine.metrics import Metrics
 from emostream.transport.auth import Authenticator, AuthError, bearer, subprotocol_token
 from emostream.transport.errors import error
+from emostream.transport.origins import EdgeRules
 from emostream.voices.registry import VoiceStore, is_cloned_id
 
 PRINCIPAL = "emostream.principal"
-_LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1", "[::1]"}
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def principal_of(conn: HTTPConnection) -> str | None:
@@ -35,47 +44,15 @@ def principal_of(conn: HTTPConnection) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _split(value: str) -> list[str]:
-    return [v.strip().rstrip("/").lower() for v in value.split(",") if v.strip()]
-
-
-class OriginPolicy:
-    """Which ``Origin`` may open a WebSocket: none at all (not a browser), the server's own
-    origin (same host and port as ``Host``), loopback origins, and the ``allowed`` list
-    (comma-separated origins such as ``https://app.example``; ``*`` allows any)."""
-
-    def __init__(self, allowed: str | Iterable[str] = "") -> None:
-        items = _split(allowed) if isinstance(allowed, str) else [a.lower() for a in allowed]
-        self.any = "*" in items
-        self.allowed = set(items)
-
-    def allows(self, origin: str | None, host: str | None) -> bool:
-        if origin is None or self.any:
-            return True
-        origin = origin.strip().rstrip("/").lower()
-        if origin in self.allowed:
-            return True
-        try:
-            parts = urlsplit(origin)
-            hostname = parts.hostname
-        except ValueError:
-            return False
-        if parts.scheme not in ("http", "https") or not hostname:
-            return False
-        if hostname in _LOOPBACK_HOSTS or hostname.startswith("127."):
-            return True
-        return host is not None and parts.netloc == host.strip().lower()
-
-
 class Guard:
-    """ASGI middleware: origin check for WebSocket upgrades, then authentication."""
+    """ASGI middleware: host check, origin check, then authentication."""
 
     def __init__(
-        self, app: ASGIApp, auth: Authenticator, origins: OriginPolicy, metrics: Metrics
+        self, app: ASGIApp, auth: Authenticator, rules: EdgeRules, metrics: Metrics
     ) -> None:
         self.app = app
         self.auth = auth
-        self.origins = origins
+        self.rules = rules
         self.metrics = metrics
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -84,26 +61,49 @@ class Guard:
             return
         conn = HTTPConnection(scope)
         path = scope["path"]
-        if scope["type"] == "websocket" and not self.origins.allows(
-            conn.headers.get("origin"), conn.headers.get("host")
-        ):
-            await self._refuse(scope, receive, send, 403, "origin_not_allowed",
-                               "this page's origin may not open a stream (allowed_origins)")  # fmt: skip
+        refusal = self._edge_refusal(scope, conn.headers.get("host"), conn.headers.get("origin"))
+        if refusal is not None:
+            await self._refuse(scope, receive, send, *refusal)
             return
         scope[PRINCIPAL] = None
         if self.auth.enabled and (path.startswith("/v1/") or path == "/metrics"):
-            credential = bearer(conn.headers.get("authorization"))
-            if credential is None and scope["type"] == "websocket":
-                credential = subprotocol_token(scope.get("subprotocols") or ())
-                if credential is None:
-                    tokens = parse_qs(conn.url.query).get("access_token")
-                    credential = tokens[0] if tokens else None
             try:
-                scope[PRINCIPAL] = self.auth.principal(credential, allow_token=path != "/v1/tokens")
+                scope[PRINCIPAL] = self._principal(conn, scope, path)
             except AuthError as exc:
                 await self._refuse(scope, receive, send, 401, exc.code, exc.message)
                 return
         await self.app(scope, receive, send)
+
+    def _edge_refusal(
+        self, scope: Scope, host: str | None, origin: str | None
+    ) -> tuple[int, str, str] | None:
+        """(status, code, message) when the Host or Origin is not answered, else None."""
+        if not self.rules.hosts.allows(host):
+            shown = (host or "")[:100]
+            why = "a loopback server answers loopback names and allowed_hosts"
+            return 421, "host_not_allowed", f"this server does not answer Host {shown!r} ({why})"
+        if scope["type"] == "websocket":
+            if not self.rules.websocket.allows(origin, host):
+                why = "this page's origin may not open a stream (allowed_origins)"
+                return 403, "origin_not_allowed", why
+        elif scope["method"] not in SAFE_METHODS and not self.rules.http.allows(origin, host):
+            shown = (origin or "")[:100]
+            why = f"a page from {shown!r} may not send {scope['method']} requests here"
+            return 403, "origin_not_allowed", f"{why} (allowed_origins, cors_origins)"
+        return None
+
+    def _principal(self, conn: HTTPConnection, scope: Scope, path: str) -> str:
+        """A key or token from the ``Authorization`` header; on a WebSocket without one, a token
+        from the subprotocol or ``access_token`` (a key there is refused)."""
+        allow_token = path != "/v1/tokens"
+        credential = bearer(conn.headers.get("authorization"))
+        if credential is not None or scope["type"] != "websocket":
+            return self.auth.principal(credential, allow_token=allow_token)
+        credential = subprotocol_token(scope.get("subprotocols") or ())
+        if credential is None:
+            tokens = parse_qs(conn.url.query).get("access_token")
+            credential = tokens[0] if tokens else None
+        return self.auth.principal(credential, allow_token=allow_token, allow_key=False)
 
     async def _refuse(
         self, scope: Scope, receive: Receive, send: Send, status: int, code: str, message: str
