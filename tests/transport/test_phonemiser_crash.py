@@ -1,12 +1,13 @@
 """A text that crashes espeak-ng costs its own utterance, never the server: the reported
-inputs are spoken, and a crash forced inside the phonemiser (the real SIGSEGV, with the
-defence in front of it turned off) gives that stream an ``internal`` error while another
-stream speaking meanwhile finishes whole (:mod:`emostream.text.espeak`)."""
+inputs are spoken, and a crash forced inside the phonemiser (its process killed by SIGSEGV
+on a marked word: :mod:`tests.text.crashing_worker`) gives that stream an ``internal`` error
+while another stream speaking meanwhile finishes whole (:mod:`emostream.text.espeak`)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -15,6 +16,7 @@ import websockets
 
 from emostream.text import espeak
 from tests.conftest import ServerThread
+from tests.text.crashing_worker import ARGV, CRASH_WORD
 from tests.transport.conftest import collect
 
 CRASHERS = ["a." * 100, "x.y." * 50]
@@ -23,6 +25,18 @@ LONG = (
     "It has several sentences, so that it is still speaking when the crash comes. "
     "Nothing it says should be lost, and its done event must arrive as usual."
 )
+
+
+@pytest.fixture
+def crashing() -> Iterator[espeak.IsolatedEspeak]:
+    """The server's espeak-ng process replaced by one that dies on :data:`CRASH_WORD`."""
+    bridge = espeak.install()
+    argv = bridge.argv
+    bridge.argv = ARGV
+    bridge.close()  # the next call starts the crashing worker
+    yield bridge
+    bridge.argv = argv
+    bridge.close()
 
 
 def connect(url: str) -> Any:
@@ -56,9 +70,9 @@ def test_reported_inputs_are_spoken_over_the_socket(server: ServerThread, text: 
 
 
 def test_a_forced_crash_costs_only_its_utterance(
-    server: ServerThread, monkeypatch: pytest.MonkeyPatch, server_log: list[Any]
+    server: ServerThread, crashing: espeak.IsolatedEspeak, server_log: list[Any]
 ) -> None:
-    monkeypatch.setattr(espeak, "defuse", lambda text: text)  # let the crasher through
+    crashes = crashing.crashes
 
     async def scenario() -> tuple[Any, Any, Any]:
         async with connect(server.ws_url) as calm:
@@ -66,7 +80,7 @@ def test_a_forced_crash_costs_only_its_utterance(
             await calm.send(json.dumps({"type": "text", "text": LONG}))
             await calm.send(json.dumps({"type": "end"}))
             first = await collect(calm, until="segment", timeout=60)
-            crashed = await speak(server.ws_url, "Crash: " + "a." * 100)
+            crashed = await speak(server.ws_url, f"Please {CRASH_WORD} now.")
             rest = await collect(calm, until="done", timeout=120)
         return first, crashed, rest
 
@@ -84,18 +98,17 @@ def test_a_forced_crash_costs_only_its_utterance(
     assert httpx.get(f"{server.url}/healthz", timeout=10).status_code == 200
     after, audio = asyncio.run(speak(server.ws_url, "Still here."))
     assert after[-1]["type"] == "done" and audio
-    assert espeak.install().crashes >= 1
+    assert crashing.crashes == crashes + 1
     assert [r for r in server_log if r.exc_info] == []  # warnings, no traceback
 
 
 def test_a_forced_crash_over_http_ends_that_response_only(
-    server: ServerThread, monkeypatch: pytest.MonkeyPatch, server_log: list[Any]
+    server: ServerThread, crashing: espeak.IsolatedEspeak, server_log: list[Any]
 ) -> None:
-    monkeypatch.setattr(espeak, "defuse", lambda text: text)
     with pytest.raises(httpx.HTTPError):
         r = httpx.post(
             f"{server.url}/v1/audio/speech",
-            json={"input": "Crash: " + "a." * 100, "voice": "joe", "response_format": "pcm"},
+            json={"input": f"Please {CRASH_WORD} now.", "voice": "joe", "response_format": "pcm"},
             timeout=60,
         )
         r.raise_for_status()  # refused before any audio, or cut (the body never completes)

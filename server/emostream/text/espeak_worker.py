@@ -100,8 +100,8 @@ class Worker:
         return ["error", f"unknown request {kind!r} with {len(args)} arguments"]
 
 
-def main() -> None:
-    worker = Worker(load_bridge())
+def main(worker_class: type[Worker] = Worker) -> None:
+    worker = worker_class(load_bridge())
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while (request := read_frame(stdin)) is not None:
         stdout.write(frame(worker.handle(request)))
