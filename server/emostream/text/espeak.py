@@ -160,12 +160,10 @@ class IsolatedEspeak:
     def _exchange(self, proc: subprocess.Popen[bytes], request: list[Any], *, text_len: int) -> Any:
         assert proc.stdin is not None and proc.stdout is not None
         try:
-            proc.stdin.write(frame(request))
-            proc.stdin.flush()
-            deadline = time.monotonic() + self.call_timeout_s
-            header = _read(proc.stdout.fileno(), HEADER.size, deadline)
-            (size,) = HEADER.unpack(header)
-            reply = json.loads(_read(proc.stdout.fileno(), size, deadline).decode("utf-8"))
+            data = memoryview(frame(request))
+            while data:
+                data = data[os.write(proc.stdin.fileno(), data) :]
+            reply = json.loads(_read_frame(proc.stdout.fileno(), self.call_timeout_s))
         except (OSError, ValueError, TimeoutError) as exc:
             self._lost(proc, exc, request[0], text_len)
         if reply[0] != "ok":
@@ -195,24 +193,25 @@ class IsolatedEspeak:
         raise EspeakCrashed(f"the English phonemiser (espeak-ng) {what} on this text") from exc
 
 
-def _read(fd: int, size: int, deadline: float) -> bytes:
-    """Exactly ``size`` bytes from ``fd`` before ``deadline`` (TimeoutError, or EOFError as an
-    OSError when the child is gone)."""
-    chunks: list[bytes] = []
-    left = size
-    while left:
-        wait = deadline - time.monotonic()
-        if wait <= 0:
-            raise TimeoutError
-        ready, _, _ = select.select([fd], [], [], wait)
-        if not ready:
-            raise TimeoutError
-        chunk = os.read(fd, left)
-        if not chunk:
-            raise BrokenPipeError("the espeak-ng process closed its pipe")
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
+def _read_frame(fd: int, timeout_s: float) -> bytes:
+    """One reply frame's body from ``fd`` within ``timeout_s`` (TimeoutError; BrokenPipeError
+    when the child is gone). The child writes a frame in one write, so one read is the rule."""
+    deadline = time.monotonic() + timeout_s
+    buf = b""
+    need = HEADER.size
+    while True:
+        while len(buf) < need:
+            wait = deadline - time.monotonic()
+            if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+                raise TimeoutError
+            chunk = os.read(fd, max(65536, need - len(buf)))
+            if not chunk:
+                raise BrokenPipeError("the espeak-ng process closed its pipe")
+            buf += chunk
+        if need == HEADER.size:
+            need += HEADER.unpack_from(buf)[0]
+            continue
+        return buf[HEADER.size : need]
 
 
 def install(bridge: IsolatedEspeak | None = None) -> IsolatedEspeak:
