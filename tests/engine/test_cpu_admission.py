@@ -4,6 +4,7 @@ runner whose model calls are slow on purpose."""
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -34,6 +35,7 @@ def load(**kw: Any) -> CpuLoad:
         "work_per_utterance_s": 0.2, "first_audio_p95_s": 0.04, "urgent_calls": 20,
         "late_recent": 0, "last_late_at": None, "loop_lag_p95_s": 0.002, "lag_samples": 100,
         "pending_starts": 0, "oldest_pending_at": None, "live_streams": 10,
+        "first_service_s": 0.03, "start_times": (),
     }  # fmt: skip
     base.update(kw)
     return CpuLoad(**base)
@@ -83,6 +85,23 @@ def test_loop_lag_and_first_audio_refuse_on_enough_samples() -> None:
     assert decide(load(first_audio_p95_s=0.5, urgent_calls=2), POLICY).admitted
 
 
+def test_a_burst_of_starts_is_bounded_by_the_first_calls_ahead_of_the_next() -> None:
+    # Each start's first calls run 40 ms; on 2 workers the next start waits for those of the
+    # starts within the 150 ms bound: 40 x (1 + n/2) <= 150 for n <= 5.
+    five = tuple(9.9 + 0.01 * i for i in range(5))
+    busy = load(first_service_s=0.04, start_times=(9.0, *five))  # 9.0: long past the bound
+    assert decide(busy, POLICY).admitted
+    d = decide(replace(busy, start_times=(*five, 9.96)), POLICY)
+    assert d.reason == "first_audio" and d.first_audio_after_s == pytest.approx(0.04 * 4)
+    assert d.retry_after_s == pytest.approx(0.1)  # 9.9 + 0.15 - 10.0 = 0.05, at least 0.1
+    # Before any first call was measured, the prior stands for their run time.
+    cold = load(urgent_calls=0, first_service_s=0.0, start_times=(*five, 9.96, 9.97, 9.98))
+    assert not decide(cold, POLICY).admitted  # 0.05 x (1 + 8/2) > 0.15
+    assert decide(replace(cold, start_times=five[:3]), POLICY).admitted  # 0.05 x 2.5
+    # A first call slower than the bound alone is no burst: nothing to refuse for.
+    assert decide(load(first_service_s=0.2), POLICY).admitted
+
+
 def test_a_few_live_utterances_are_always_admitted_and_a_disabled_policy_admits_all() -> None:
     overloaded = load(busy_fraction=1.0, late_recent=3, last_late_at=9.9)
     assert decide(replace(overloaded, live_streams=3), POLICY).admitted  # 2 per core: 4
@@ -119,6 +138,27 @@ async def test_the_cpu_device_admits_from_measured_load() -> None:
     plain = ThreadRunner(workers=1)  # no policy: admits, measures nothing
     assert plain.admit().admitted and plain.load is None
     plain.close()
+
+
+def test_the_runner_spreads_retry_hints() -> None:
+    """Clients refused together are told to come back at different times (up to half again
+    the decision's hint)."""
+
+    class _Top(random.Random):
+        def random(self) -> float:
+            return 0.999
+
+    policy = CpuAdmissionPolicy(min_streams_per_core=0, prior_work_s=10.0)  # all refused
+    top = ThreadRunner(workers=1, admission=policy, cores=1, rng=_Top())
+    spread = ThreadRunner(workers=1, admission=policy, cores=1, rng=random.Random(7))
+    try:
+        d = top.admit()
+        assert d.reason == "utilization" and d.retry_after_s == pytest.approx(1.0 * 1.4995)
+        hints = {spread.admit().retry_after_s for _ in range(5)}
+        assert len(hints) == 5 and all(1.0 <= h <= 1.5 for h in hints)
+    finally:
+        top.close()
+        spread.close()
 
 
 # -- the service over a thread runner whose calls take wall time -------------------------

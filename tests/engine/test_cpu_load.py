@@ -35,6 +35,7 @@ def test_first_calls_give_first_audio_and_late_ones_are_counted() -> None:
     _call(t, 1.7, 1.75, submitted=1.65, need_by=1.6)  # already late when submitted
     load = t.snapshot(2.0)
     assert load.first_audio_p95_s == pytest.approx(0.04 + 0.04)
+    assert load.first_service_s == pytest.approx(0.04 + 0.03)  # run times, no queueing
     assert load.urgent_calls == 2
     assert load.late_recent == 2 and load.last_late_at == 1.75
     assert t.snapshot(3.7).late_recent == 1 and t.snapshot(3.8).late_recent == 0
@@ -60,8 +61,9 @@ def test_starts_pend_until_their_utterance_ends_or_leaves_the_window() -> None:
     t.ended("s1", 0.4)  # the oldest start goes
     load = t.snapshot(0.5)
     assert (load.pending_starts, load.oldest_pending_at, load.live_streams) == (2, 0.1, 2)
+    assert t.snapshot(0.5).start_times == (0.0, 0.1, 0.2)  # every admission, ended or not
     load = t.snapshot(2.15)  # 0.1 left the window; live streams do not age
-    assert (load.pending_starts, load.live_streams) == (1, 2)
+    assert (load.pending_starts, load.live_streams, load.start_times) == (1, 2, (0.2,))
 
 
 def test_work_per_utterance_is_measured_from_the_audio_an_ended_one_made() -> None:

@@ -18,7 +18,10 @@ break the bound for the ones already admitted:
   packet) within ``loop_lag_bound_s``;
 * **first audio**: the p95 latency of first calls (acoustic + first window), scaled to the
   utilization after admission as a queue's wait grows (``1 / (1 - u)``), within
-  ``first_audio_bound_s``.
+  ``first_audio_bound_s``; and, for a burst, the first calls of the utterances started within
+  that bound run ahead of this one's (earliest deadline first): their median run time each,
+  shared by the workers, plus its own, within the bound too (``prior_first_s`` before any
+  was measured).
 
 Nothing is refused while fewer than ``min_streams_per_core`` utterances per core the
 workers can use are live (2 on the 2-core default install: 4): so few streams are not what
@@ -48,9 +51,12 @@ class CpuAdmissionPolicy:
     # Worker seconds of one utterance before one has been measured (2-core machine, af_heart:
     # ~0.03 s of model time per audio second, replies of ~5 s; doubled for joe and contention).
     prior_work_s: float = 0.3
+    # Run time of an utterance's first calls (acoustic + first window) before measured.
+    prior_first_s: float = 0.05
     window_s: float = 2.0  # what the load is measured over
     min_samples: int = 5  # first-audio and loop-lag figures need this many samples
     min_streams_per_core: int = 2  # fewer live utterances than this per core: always admit
+    retry_spread: float = 0.5  # the runner lengthens each retry hint by up to this share
     enabled: bool = True  # False: admit everything (the figures are still computed)
 
     @classmethod
@@ -77,9 +83,14 @@ def decide(load: CpuLoad, policy: CpuAdmissionPolicy) -> Decision:
     u = max(load.busy_fraction, committed)
     after = u + one
     first = load.first_audio_p95_s * (1.0 - min(u, 0.99)) / (1.0 - min(after, 0.999))
+    first_run = load.first_service_s if load.urgent_calls else policy.prior_first_s
+    since = load.now - policy.first_audio_bound_s
+    recent = [t for t in load.start_times if t > since]  # their first calls go first
+    ahead = len(recent)
+    burst = first_run * (1.0 + ahead / max(1, min(load.workers, load.cores)))
     floor = policy.min_streams_per_core * max(1, min(load.workers, load.cores))
     if not policy.enabled or load.live_streams < floor:
-        return Decision(Verdict.ADMIT, "", after, first)
+        return Decision(Verdict.ADMIT, "", after, max(first, burst))
     window = load.window_s
     retry = window / 2
     if after > policy.max_utilization:
@@ -94,7 +105,10 @@ def decide(load: CpuLoad, policy: CpuAdmissionPolicy) -> Decision:
         reason = "loop_lag"
     elif load.urgent_calls >= policy.min_samples and first > policy.first_audio_bound_s:
         reason = "first_audio"
+    elif recent and burst > policy.first_audio_bound_s:
+        reason = "first_audio"
+        retry = recent[0] + policy.first_audio_bound_s - load.now  # the oldest leaves
     else:
-        return Decision(Verdict.ADMIT, "", after, first)
+        return Decision(Verdict.ADMIT, "", after, max(first, burst))
     retry = min(max(retry, MIN_RETRY_S), window)
-    return Decision(Verdict.REFUSE, reason, after, first, retry_after_s=retry)
+    return Decision(Verdict.REFUSE, reason, after, max(first, burst), retry_after_s=retry)

@@ -16,12 +16,13 @@ The figures, all over the last ``window_s``:
 * **work per utterance**: worker seconds per audio second made in the window, times the audio
   of an utterance (a moving average over ended ones): what one more utterance costs;
 * **first audio**: the p95 latency (submission to result) of calls due at once (an
-  utterance's first acoustic call and its first window), acoustic plus decode;
+  utterance's first acoustic call and its first window), acoustic plus decode; and their
+  median run time, what one utterance's first audio costs the workers;
 * **late**: calls finished after their ``need_by``, when their listener ran out of audio (a
   call already past it when submitted counts too);
 * **loop lag**: how long the event loop took to take each result once the worker had it;
 * **pending starts**: utterances admitted in the window and not yet ended, whose work may not
-  show in the busy share yet (a burst of starts).
+  show in the busy share yet (a burst of starts); and when each start in the window came.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class CpuLoad:
     busy_fraction: float  # workers' wall time in calls / (window x workers)
     work_per_utterance_s: float  # worker seconds one utterance costs (0: none measured yet)
     first_audio_p95_s: float  # p95 latency of at-once acoustic calls + of at-once decodes
+    first_service_s: float  # median run time of at-once acoustic calls + of decodes (0: none)
     urgent_calls: int  # at-once calls behind first_audio_p95_s
     late_recent: int  # calls finished after their need_by
     last_late_at: float | None  # when the latest of them finished
@@ -69,6 +71,7 @@ class CpuLoad:
     pending_starts: int  # admitted in the window, not yet ended
     oldest_pending_at: float | None
     live_streams: int  # admitted and not yet ended (any age)
+    start_times: tuple[float, ...] = ()  # every admission in the window, oldest first
 
 
 class CpuLoadTracker:
@@ -95,10 +98,12 @@ class CpuLoadTracker:
         self.work_per_utterance_s = 0.0
         self.live = 0
         self._calls: deque[tuple[float, float, float]] = deque()  # (began, ended, audio_s)
-        self._urgent: deque[tuple[float, CallKind, float]] = deque()  # (ended, kind, latency)
+        # (ended, kind, latency, run time)
+        self._urgent: deque[tuple[float, CallKind, float, float]] = deque()
         self._late: deque[float] = deque()  # ended
         self._lags: deque[tuple[float, float]] = deque()  # (delivered, lag)
         self._starts: deque[float] = deque()  # admitted, not ended
+        self._admits: deque[float] = deque()  # every admission
         self._stream_audio: dict[str, float] = {}
 
     # -- feeds ------------------------------------------------------------------------
@@ -119,7 +124,7 @@ class CpuLoadTracker:
         it; ``audio_s``: the audio it made (decode calls) for ``stream_id``."""
         self._calls.append((began, ended, audio_s))
         if abs(need_by - submitted) <= AT_ONCE_S:
-            self._urgent.append((ended, kind, ended - submitted))
+            self._urgent.append((ended, kind, ended - submitted, ended - began))
         elif ended > need_by:
             self._late.append(ended)
         self._lags.append((delivered, max(0.0, delivered - ended)))
@@ -131,6 +136,7 @@ class CpuLoadTracker:
     def admitted(self, now: float) -> None:
         """An utterance was admitted."""
         self._starts.append(now)
+        self._admits.append(now)
         self.live += 1
 
     def ended(self, stream_id: str, now: float) -> None:
@@ -155,8 +161,10 @@ class CpuLoadTracker:
         self._prune(now)
         since = now - self.window_s
         busy = sum(max(0.0, min(e, now) - max(b, since)) for b, e, _ in self._calls)
-        acoustic = sorted(lat for _, kind, lat in self._urgent if kind != "decode")
-        decode = sorted(lat for _, kind, lat in self._urgent if kind == "decode")
+        acoustic = sorted(lat for _, kind, lat, _ in self._urgent if kind != "decode")
+        decode = sorted(lat for _, kind, lat, _ in self._urgent if kind == "decode")
+        runs_a = sorted(run for _, kind, _, run in self._urgent if kind != "decode")
+        runs_d = sorted(run for _, kind, _, run in self._urgent if kind == "decode")
         lags = sorted(lag for _, lag in self._lags)
         return CpuLoad(
             now=now,
@@ -166,6 +174,7 @@ class CpuLoadTracker:
             busy_fraction=busy / (self.window_s * self.workers),
             work_per_utterance_s=self.work_per_utterance_s,
             first_audio_p95_s=nearest_rank(acoustic, 0.95) + nearest_rank(decode, 0.95),
+            first_service_s=nearest_rank(runs_a, 0.5) + nearest_rank(runs_d, 0.5),
             urgent_calls=len(self._urgent),
             late_recent=len(self._late),
             last_late_at=self._late[-1] if self._late else None,
@@ -174,6 +183,7 @@ class CpuLoadTracker:
             pending_starts=len(self._starts),
             oldest_pending_at=self._starts[0] if self._starts else None,
             live_streams=self.live,
+            start_times=tuple(self._admits),
         )
 
     def _work_per_audio_s(self) -> float:
@@ -195,3 +205,5 @@ class CpuLoadTracker:
             self._lags.popleft()
         while self._starts and self._starts[0] < since:
             self._starts.popleft()
+        while self._admits and self._admits[0] < since:
+            self._admits.popleft()

@@ -25,9 +25,11 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import random
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -152,7 +154,9 @@ class ThreadRunner:
     cores), earliest deadline first; calls without a deadline are due when submitted.
 
     ``admission``: measure the load and refuse utterances past capacity (module docs; None:
-    neither); ``cores``: the cores it may use (default: the process's CPU affinity)."""
+    neither); ``cores``: the cores it may use (default: the process's CPU affinity);
+    ``rng``: spreads the refusals' retry hints (up to the policy's ``retry_spread`` more), so
+    that clients refused together do not come back together."""
 
     def __init__(
         self,
@@ -161,6 +165,7 @@ class ThreadRunner:
         clock: Callable[[], float] = time.monotonic,
         admission: CpuAdmissionPolicy | None = None,
         cores: int | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         self._clock = clock
         self._heap: list[tuple[float, int, _Call]] = []
@@ -172,6 +177,7 @@ class ThreadRunner:
             for i in range(max(1, workers))
         ]
         self.admission = admission
+        self._rng = rng or random.Random()
         self.load: CpuLoadTracker | None = None
         if admission is not None:
             self.load = CpuLoadTracker(
@@ -190,6 +196,9 @@ class ThreadRunner:
         decision = decide(self.load.snapshot(now), self.admission)
         if decision.admitted:
             self.load.admitted(now)
+        elif decision.retry_after_s > 0:
+            spread = 1.0 + self.admission.retry_spread * self._rng.random()
+            decision = replace(decision, retry_after_s=decision.retry_after_s * spread)
         return decision
 
     async def run(
