@@ -3,7 +3,8 @@
 The CPU path (:class:`~emostream.engine.runner.ThreadRunner`: ONNX Runtime on a few worker
 threads, Opus on the event loop) does not slow down gently either: past its capacity every
 stream's chunks come late together, and ``max_streams`` refused none of them. A fixed stream
-count cannot say where that point is (another program on the machine moves it), so :func:`decide` reads what the process measures live
+count cannot say where that point is (another program on the machine moves it), so
+:func:`decide` reads what the process measures live
 (:class:`~emostream.engine.cpu_load.CpuLoad`) and refuses the next utterance when it would
 break the bound for the ones already admitted:
 
@@ -28,8 +29,9 @@ workers can use are live (2 on the 2-core default install: 4): so few streams ar
 makes a machine slow, and refusing them would leave a machine loaded by other programs
 serving no one; nor while the policy is not ``enabled`` (benchmarks of the raw ceiling; the
 figures are still computed). A refusal says when to try again (``retry_after_s``): when
-the evidence behind it leaves the window, as far as that is known. The service turns it into
-its ``busy`` error (:class:`emostream.engine.service.Busy`).
+the evidence behind it leaves the window, as far as that is known (the runner spreads it by up
+to ``retry_spread`` more). The service turns it into its ``busy`` error
+(:class:`emostream.engine.service.Busy`).
 """
 
 from __future__ import annotations
