@@ -219,6 +219,14 @@ def _line(r: dict[str, Any]) -> str:
         f"{r['rtf']['aggregate_audio_s_per_wall_s']} | utts {r['utterances']}"
         f" errors {r['errors'] or '-'} | {'good' if r['good'] else 'BAD'}"
     )
+    adm = r.get("admission")
+    if adm and adm["refused"]:
+        t = adm["time_to_refusal_ms"]
+        text += (
+            f"\n    admission: started {adm['started']} refused {adm['refused']}"
+            f" {adm['refused_by_code']} | start -> refusal p50 {t['p50']} p95 {t['p95']} ms"
+            f" | retry_after_ms p50 {adm['retry_after_ms']['p50']}"
+        )
     dm = r.get("danmaku")
     if dm:
         c, fa2 = dm["checks"], dm["first_audio_ms"]
@@ -375,6 +383,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--error-backoff-ms", type=float, default=0.0,
                    help="closed loop: wait this long after a failed utterance (e.g. busy)"
                    " before the next (0: at once)")  # fmt: skip
+    p.add_argument("--ignore-retry-after", action="store_true",
+                   help="closed loop: do not wait the retry_after_ms a busy refusal asks for"
+                   " (default: wait it)")  # fmt: skip
     p.add_argument("--jitter-buffer-ms", type=float, default=60.0)
     p.add_argument("--voice", default=None)
     p.add_argument(
@@ -430,6 +441,7 @@ def main(argv: list[str] | None = None) -> int:
         feed=args.feed, tokens_per_s=args.tokens_per_s, jitter_buffer_ms=args.jitter_buffer_ms,
         pace=args.pace, think_ms=args.think_ms, utterance_timeout_s=args.utterance_timeout,
         phrase_cache=args.phrase_cache, error_backoff_ms=args.error_backoff_ms,
+        retry_after=not args.ignore_retry_after,
     )  # fmt: skip
     started = datetime.now(UTC)
     device = describe_device()
@@ -457,6 +469,7 @@ def main(argv: list[str] | None = None) -> int:
             "pace": args.pace,
             "think_ms": args.think_ms,
             "error_backoff_ms": args.error_backoff_ms,
+            "retry_after": not args.ignore_retry_after,
             "jitter_buffer_ms": args.jitter_buffer_ms,
             "codec": args.codec,
             "sample_rate": args.sample_rate,

@@ -29,6 +29,9 @@ log = logging.getLogger(__name__)
 Feed = Literal["whole", "tokens"]
 Pace = Literal["playback", "done"]
 MAX_PACKETS = 50 * 600  # 10 minutes of 20 ms packets per utterance, at most
+# Errors a server older than 2026-12-07 sent for the text and end that followed a refused
+# start (busy); one that arrives before the next start's answer belongs to that refused one.
+_LEFTOVERS = frozenset({"not_started", "unknown_context"})
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,8 @@ class ClientConfig:
     error_backoff_ms: closed loop: after an utterance that failed (e.g. ``busy``, refused
         by admission), wait this long before the next one (0: at once, which makes a
         refused stream retry in a tight loop).
+    retry_after: closed loop: after a refusal that says ``retry_after_ms`` (``busy`` from a
+        server of 2026-12-07 or later), wait at least that long before the next utterance.
     """
 
     url: str
@@ -59,6 +64,7 @@ class ClientConfig:
     connect_timeout_s: float = 10.0
     phrase_cache: bool = False
     error_backoff_ms: float = 0.0
+    retry_after: bool = True
 
 
 def _now_ms() -> float:
@@ -108,8 +114,6 @@ async def run_utterance(ws: Any, text: str, *, stream: int, cfg: ClientConfig) -
     if not cfg.phrase_cache:
         start["cache"] = False
 
-    sent = [0]  # text and end messages on the wire
-
     async def send_text() -> None:
         t0 = time.perf_counter()
         for i, (tok, at) in enumerate(
@@ -121,11 +125,9 @@ async def run_utterance(ws: Any, text: str, *, stream: int, cfg: ClientConfig) -
             if i == first_at and cfg.feed == "tokens":
                 ref.append(_now_ms())
             await ws.send(json.dumps({"type": "text", "text": tok}))
-            sent[0] += 1
         if first_at >= len(tokens):
             ref.append(_now_ms())
         await ws.send(json.dumps({"type": "end"}))
-        sent[0] += 1
 
     t_request = _now_ms()
     if cfg.feed == "whole":
@@ -147,12 +149,18 @@ async def run_utterance(ws: Any, text: str, *, stream: int, cfg: ClientConfig) -
                 event = json.loads(msg)
                 kind = event.get("type")
                 if kind == "started":
-                    started = True
+                    started = rec.started = True
                     clock.frame_ms = float(event.get("frame_ms", clock.frame_ms))
+                elif kind == "error" and not started and event.get("code") in _LEFTOVERS:
+                    continue  # a refused start's text and end, answered by an older server
                 elif kind == "error":
                     rec.error = rec.error or str(event.get("code", "unknown"))
-                    if not started:
-                        break  # refused before it began (e.g. busy): no done follows
+                    if not started:  # refused before it began (e.g. busy): no done follows
+                        rec.refused_ms = now - t_request
+                        wait = event.get("retry_after_ms")
+                        if isinstance(wait, int | float) and not isinstance(wait, bool):
+                            rec.retry_after_ms = float(wait)
+                        break
                 elif kind == "done":
                     rec.request_to_done_ms = now - t_request
                     rec.server_first_audio_ms = event.get("first_audio_ms")
@@ -162,16 +170,6 @@ async def run_utterance(ws: Any, text: str, *, stream: int, cfg: ClientConfig) -
                     break
             else:
                 rec.error = rec.error or "too_much_audio"
-            if rec.error is not None and not started and sender is not None:
-                # Refused (e.g. busy): the server answers each text and end already sent
-                # with its own error (not_started); read those, else the next utterance on
-                # this connection would take them for its answers.
-                if not sender.done():
-                    sender.cancel()
-                with contextlib.suppress(BaseException):
-                    await sender
-                sender = None
-                await _read_errors(ws, sent[0])
         if sender is not None and not sender.done():
             sender.cancel()
         elif sender is not None:
@@ -202,21 +200,14 @@ async def run_utterance(ws: Any, text: str, *, stream: int, cfg: ClientConfig) -
     return rec
 
 
-async def _read_errors(ws: Any, n: int, *, within_s: float = 2.0) -> None:
-    """Read (and drop) the next ``n`` error events on ``ws``, waiting at most ``within_s``."""
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(within_s):
-            while n > 0:
-                msg = await ws.recv()
-                if isinstance(msg, str) and json.loads(msg).get("type") == "error":
-                    n -= 1
-
-
 async def _pace(rec: UtteranceRecord, cfg: ClientConfig, deadline: float) -> None:
-    """Closed-loop pacing: wait until the listener has heard it all (+ think time)."""
+    """Closed-loop pacing: wait until the listener has heard it all (+ think time); after a
+    refusal, the error backoff and (``cfg.retry_after``) the server's ``retry_after_ms``."""
     until = time.perf_counter() + cfg.think_ms / 1000.0
     if rec.error and cfg.error_backoff_ms > 0:
         until = max(until, time.perf_counter() + cfg.error_backoff_ms / 1000.0)
+    if rec.error and cfg.retry_after and rec.retry_after_ms:
+        until = max(until, time.perf_counter() + rec.retry_after_ms / 1000.0)
     if cfg.pace == "playback" and rec.playback_end_ms is not None:
         until = max(until, rec.playback_end_ms / 1000.0 + cfg.think_ms / 1000.0)
     delay = min(until, deadline) - time.perf_counter()

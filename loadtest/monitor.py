@@ -49,6 +49,14 @@ def errors_by_code(text: str) -> dict[str, float]:
     }
 
 
+def refusals_by_reason(text: str) -> dict[str, float]:
+    """The server's admission refusals (``busy``) by reason (utilization, late, ...)."""
+    return {
+        dict(labels).get("reason", "?"): v
+        for labels, v in parse_metric(text, "emostream_admission_refusals_total").items()
+    }
+
+
 def fetch_metrics(url: str, *, timeout_s: float = 5.0) -> str | None:
     """GET ``url`` (the server's /metrics); None when it cannot be read."""
     try:
@@ -138,5 +146,9 @@ class ServerMonitor:
             b, a = errors_by_code(self._before), errors_by_code(self._after)
             out["server_errors_by_code"] = {
                 k: a[k] - b.get(k, 0.0) for k in sorted(a) if a[k] - b.get(k, 0.0)
+            }
+            rb, ra = refusals_by_reason(self._before), refusals_by_reason(self._after)
+            out["admission_refusals_by_reason"] = {
+                k: ra[k] - rb.get(k, 0.0) for k in sorted(ra) if ra[k] - rb.get(k, 0.0)
             }
         return out

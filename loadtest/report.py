@@ -17,6 +17,9 @@ class UtteranceRecord:
     stream: int  # which simulated stream (connection) it ran on
     text_chars: int = 0
     error: str | None = None  # error code (server's, or a client-side one) when it failed
+    started: bool = False  # the server answered its start with ``started`` (admitted)
+    refused_ms: float | None = None  # refused before started: start sent -> the error
+    retry_after_ms: float | None = None  # what the refusal said to wait (busy)
     first_audio_ms: float | None = None  # first packet - moment the first segment was complete
     request_to_done_ms: float | None = None
     delivery_ms: float | None = None  # last packet - request sent
@@ -81,6 +84,7 @@ def build_report(
     underruns = sum(r.underruns for r in records)
     underrun_ms = sum(r.underrun_ms for r in records)
     errors = Counter(r.error for r in records if r.error is not None)
+    refused = Counter(r.error for r in records if r.refused_ms is not None and r.error)
     streams = sorted({r.stream for r in records})
     per_stream_rtf: list[float] = []
     for s in streams:
@@ -130,6 +134,15 @@ def build_report(
         },
         "errors": dict(sorted(errors.items())),
         "error_rate": round(sum(errors.values()) / len(records), 4) if records else None,
+        # admission: starts answered started vs refused (busy, ...) before it, how fast the
+        # refusal came (client clock, start sent -> error) and the wait it asked for
+        "admission": {
+            "started": sum(1 for r in records if r.started),
+            "refused": sum(1 for r in records if r.refused_ms is not None),
+            "refused_by_code": dict(sorted(refused.items())),
+            "time_to_refusal_ms": summary(_vals([r.refused_ms for r in records])),
+            "retry_after_ms": summary(_vals([r.retry_after_ms for r in records])),
+        },
     }
     if extra:
         report.update(extra)

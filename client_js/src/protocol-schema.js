@@ -913,6 +913,11 @@ export const PROTOCOL_SCHEMA = {
     "id": {
      "type": "string",
      "description": "the line's id: a line message refused (when its id is well-formed), or a queued line that could not start"
+    },
+    "retry_after_ms": {
+     "type": "integer",
+     "minimum": 1,
+     "description": "busy: how long to wait before a new start is likely to be admitted; the refused start's text, flush, end and cancel get no answer"
     }
    }
   },

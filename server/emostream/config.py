@@ -89,6 +89,15 @@ class Settings:
     ray_replica_engine: str = "inprocess"  # the model replica's own runner (inprocess|process)
     cpu_threads: int = 1  # ONNX Runtime intra-op threads per session
     decode_workers: int = 2  # threads running model calls on CPU
+    # Admission on the CPU path (device=cpu, engine=inprocess; engine.cpu_admission): refuse
+    # an utterance (`busy` with retry_after_ms) when the model threads' measured busy share
+    # (wall time, so other programs' load counts) plus its share would pass
+    # cpu_max_utilization, a call finished after its listener ran out within the last 2 s,
+    # the event loop lags, or the first-call latency would pass cpu_first_audio_bound_ms.
+    # False: admit every utterance (benchmarks of the raw ceiling).
+    cpu_admission: bool = True
+    cpu_max_utilization: float = 0.8
+    cpu_first_audio_bound_ms: float = 150.0
     # Opus encoder complexity (0-10) of every stream. 5: 5.2 ms of CPU per audio second on the
     # 2-core machine; 1: 2.9 ms, with no DNSMOS difference measured (bench/opus_cost.py):
     # lower it where front-end CPU is the limit (many streams per host).

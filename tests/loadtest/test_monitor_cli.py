@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from loadtest.cli import is_loopback_url, main, metrics_url_for, split_evenly
-from loadtest.monitor import errors_by_code, metric_total, parse_metric
+from loadtest.monitor import errors_by_code, metric_total, parse_metric, refusals_by_reason
 
 METRICS = """# HELP emostream_errors_total Errors sent, by code
 # TYPE emostream_errors_total counter
@@ -24,6 +24,15 @@ def test_parse_metric() -> None:
     assert metric_total(METRICS, "emostream_missing") is None
     assert errors_by_code(METRICS) == {"busy": 3.0, "bad_json": 1.0}
     assert parse_metric(METRICS, "emostream_active_streams") == {(): 4.0}
+
+
+def test_admission_refusals_by_reason() -> None:
+    text = METRICS + (
+        'emostream_admission_refusals_total{reason="utilization"} 5.0\n'
+        'emostream_admission_refusals_total{reason="late"} 2.0\n'
+    )
+    assert refusals_by_reason(text) == {"utilization": 5.0, "late": 2.0}
+    assert refusals_by_reason(METRICS) == {}
 
 
 @pytest.mark.parametrize(

@@ -51,6 +51,44 @@ class _RefusingServer:
         return await self.queue.get()
 
 
+def test_a_refusal_asking_to_retry_later_is_waited_for() -> None:
+    busy = UtteranceRecord(stream=0, error="busy", refused_ms=1.0, retry_after_ms=150.0)
+    assert _waited(busy, ClientConfig(url="ws://127.0.0.1:1/v1/stream")) >= 0.14
+    ignoring = ClientConfig(url="ws://127.0.0.1:1/v1/stream", retry_after=False)
+    assert _waited(busy, ignoring) < 0.05
+
+
+class _QuietServer(_RefusingServer):
+    """A server of 2026-12-07: busy says retry_after_ms, and the refused start's text and
+    end get no answer."""
+
+    async def send(self, raw: str) -> None:
+        kind = json.loads(raw)["type"]
+        if kind == "start" and self.refuse[0]:
+            self.refuse.pop(0)
+            self.queue.put_nowait(json.dumps({"type": "error", "code": "busy",
+                                              "retry_after_ms": 250}))  # fmt: skip
+        elif kind == "start" or self.open:
+            await super().send(raw)
+
+
+def test_a_refusal_from_a_quiet_server_is_recorded_at_once() -> None:
+    cfg = ClientConfig(url="ws://127.0.0.1:1/v1/stream", pace="done")
+
+    async def two() -> tuple[UtteranceRecord, float, UtteranceRecord]:
+        ws = _QuietServer([True, False])
+        t0 = time.perf_counter()
+        first = await run_utterance(ws, "Hello there.", stream=0, cfg=cfg)
+        took = time.perf_counter() - t0
+        return first, took, await run_utterance(ws, "Hello again.", stream=0, cfg=cfg)
+
+    first, took, second = asyncio.run(two())
+    assert first.error == "busy" and not first.started and took < 0.5  # waits for no answer
+    assert first.retry_after_ms == 250.0 and first.refused_ms is not None
+    assert 0.0 < first.refused_ms < 500.0
+    assert second.error is None and second.started and second.packets == 3
+
+
 def test_the_utterance_after_a_refused_one_reads_its_own_answers() -> None:
     cfg = ClientConfig(url="ws://127.0.0.1:1/v1/stream", pace="done")
 

@@ -63,3 +63,18 @@ def test_first_audio_after_the_level_start_leaves_out_the_start_burst() -> None:
     assert r["first_audio_ms"]["p95"] == 900.0  # every utterance: the bar's figure
     assert r["first_audio_ms_after_5s"]["n"] == 4
     assert r["first_audio_ms_after_5s"]["p95"] == 40.0
+
+
+def test_admission_counts_started_and_refused_starts_and_how_fast_refusals_came() -> None:
+    admitted = [rec(s, 100.0) for s in range(3)]
+    for r in admitted:
+        r.started = True
+    refused = [
+        UtteranceRecord(stream=3, error="busy", refused_ms=2.0, retry_after_ms=1000.0),
+        UtteranceRecord(stream=4, error="busy", refused_ms=4.0, retry_after_ms=500.0),
+        UtteranceRecord(stream=5, error="timeout"),  # not a refusal: no answer at all
+    ]
+    a = build_report(admitted + refused, wall_s=6.0)["admission"]
+    assert (a["started"], a["refused"], a["refused_by_code"]) == (3, 2, {"busy": 2})
+    assert a["time_to_refusal_ms"]["n"] == 2 and a["time_to_refusal_ms"]["max"] == 4.0
+    assert (a["retry_after_ms"]["n"], a["retry_after_ms"]["max"]) == (2, 1000.0)

@@ -285,3 +285,32 @@ def test_v1_1_started_says_the_codec_delay(codec: str, delay: float) -> None:
     started = begin(send(make(), type="start", context_id="a", format=fmt)).started_event
     assert started["codec_delay_ms"] == delay
     assert "codec_delay_ms" not in begin(send(make(), type="start", format=fmt)).started_event
+
+
+def test_a_refused_contexts_messages_are_dropped_quietly() -> None:
+    """A context whose start was refused busy: its text, flush, end and cancel get no
+    answer (not one unknown_context per message); its id may start again."""
+    r = router(max_contexts=2)
+    refused = begin(send(r, type="start", context_id="a"))
+    r.refused("a", refused.request)
+    assert r.live == 0 and r.idle
+    for kind in ("text", "flush", "end"):
+        assert send(r, type=kind, context_id="a", text="x") == []
+    assert codes(send(r, type="text", context_id="a", text="x")) == [("a", "unknown_context")]
+    again = begin(send(r, type="start", context_id="a"))
+    r.refused("a", again.request)
+    assert send(r, type="cancel", context_id="a") == []
+    third = begin(send(r, type="start", context_id="a"))
+    r.refused("a", third.request)
+    begin(send(r, type="start", context_id="a"))  # started again before its end came
+    assert send(r, type="text", context_id="a", text="Now spoken.") == []
+    assert send(r, type="flush", context_id="a") == [Routed("a", QueueSegments(["Now spoken."]))]
+
+
+def test_a_refused_v1_start_leaves_the_router_idle_and_quiet() -> None:
+    r = router()
+    refused = begin(send(r, type="start"))
+    r.refused(None, refused.request)
+    assert r.idle and r.may_start({"type": "start"}) and r.state_of({}) == "refused"
+    assert send(r, type="text", text="x") == [] and send(r, type="end") == []
+    assert codes(send(r, type="end")) == [(None, "not_started")]

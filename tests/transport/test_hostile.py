@@ -181,3 +181,31 @@ async def test_speech_at_the_stream_limit_is_503_before_any_byte(
         assert all(len(data) > 44 + 24000 for data in ok), [len(d) for d in ok]  # > 0.5 s audio
         assert all(e["error"]["code"] == "busy" for e in refused)
         await wait_idle(one_stream_server)
+
+
+async def test_busy_says_when_to_retry_and_its_text_and_end_get_no_answer(
+    one_stream_server: ServerThread,
+) -> None:
+    """A start refused busy gets one error, with retry_after_ms (HTTP: Retry-After); the
+    text and end its client had already sent are dropped quietly, not answered not_started."""
+    async with connect(one_stream_server.ws_url) as a, connect(one_stream_server.ws_url) as b:
+        await a.send(json.dumps({"type": "start"}))
+        assert (await next_event(a))["type"] == "started"  # a holds the one slot
+        await b.send(json.dumps({"type": "start"}))
+        await b.send(json.dumps({"type": "text", "text": "Hello there."}))
+        await b.send(json.dumps({"type": "end"}))
+        await b.send(json.dumps({"type": "no_such_type"}))  # answered: marks the end
+        busy = await next_event(b)
+        assert busy["code"] == "busy" and busy["retry_after_ms"] == 1000, busy
+        assert (await next_event(b))["code"] == "unknown_type"  # nothing between the two
+        async with httpx.AsyncClient(base_url=one_stream_server.url) as client:
+            r = await client.post("/v1/audio/speech", json={"input": "Hi."})
+        assert r.status_code == 503 and r.headers["Retry-After"] == "1"
+        assert r.json()["error"]["code"] == "busy" and r.json()["error"]["retry_after_ms"] == 1000
+        await a.send(json.dumps({"type": "cancel"}))
+        assert (await next_event(a))["type"] == "done"
+        await wait_idle(one_stream_server)
+        await b.send(json.dumps({"type": "start"}))
+        assert (await next_event(b))["type"] == "started"
+        await b.send(json.dumps({"type": "cancel"}))
+        assert (await next_event(b))["type"] == "done"

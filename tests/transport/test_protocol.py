@@ -200,3 +200,36 @@ def test_deep_nesting_is_named_whatever_the_recursion_limit() -> None:
     assert "nested" in error.message
     (flat,) = proto().receive_text("[1, 2]")
     assert isinstance(flat, SendError) and "JSON object" in flat.message
+
+
+def _begun(actions: list[object]) -> BeginUtterance:
+    (begin,) = actions
+    assert isinstance(begin, BeginUtterance)
+    return begin
+
+
+def _state(p: SessionProtocol) -> str:
+    return p.state
+
+
+def test_a_start_refused_by_the_io_layer_takes_its_text_and_end_quietly() -> None:
+    """busy (admission, the stream limit) is a refused start's one answer: the text, flush,
+    end and cancel the client had already sent for it get none."""
+    p = proto()
+    p.start_refused(_begun(send(p, type="start")).request)
+    assert _state(p) == "refused" and p.idle
+    assert send(p, type="text", text="Hello there.") == []
+    assert send(p, type="flush") == []
+    assert send(p, type="end") == []
+    assert _state(p) == "idle"
+    assert errors(send(p, type="text", text="Stray.")) == ["not_started"]  # as before
+    p.start_refused(_begun(send(p, type="start")).request)
+    assert send(p, type="cancel") == [] and _state(p) == "idle"
+    third = _begun(send(p, type="start"))
+    p.start_refused(third.request)
+    _begun(send(p, type="start"))  # a new start while refused is taken at once
+    assert _state(p) == "open"
+    p.start_refused(third.request)  # a late report about the old start changes nothing
+    assert _state(p) == "open"
+    assert send(p, type="text", text="Spoken.") == []
+    assert send(p, type="end") == [QueueSegments(["Spoken."]), EndOfInput()]

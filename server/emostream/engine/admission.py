@@ -26,7 +26,8 @@ is not ``enabled``: benchmarks of the raw ceiling, ``EMOSTREAM_ENGINE_ADMISSION=
 
 A refusal is :attr:`Verdict.LITE` when the policy has a lighter path to offer
 (``lite``), else :attr:`Verdict.REFUSE`; the service turns a refusal into the same ``busy``
-error as its stream limit (:class:`emostream.engine.service.Busy`).
+error as its stream limit (:class:`emostream.engine.service.Busy`). The CPU path's own
+admission (:mod:`emostream.engine.cpu_admission`) gives the same :class:`Decision`.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ class Decision:
     reason: str  # "" when admitted, else "utilization", "late" or "first_audio"
     utilization_after: float
     first_audio_after_s: float
+    retry_after_s: float = 0.0  # a refusal: when a new start may be admitted (0: not said)
 
     @property
     def admitted(self) -> bool:

@@ -1,7 +1,8 @@
 """Build what a ``--device`` needs: the voices' model placement and the runner.
 
 * ``cpu``: every model call on a thread pool (ONNX Runtime for Piper, the EmoStream acoustic
-  model and the light vocoder; torch only for ``vocoder=v1``).
+  model and the light vocoder; torch only for ``vocoder=v1``), which admits utterances from
+  its measured load (``cpu_admission``, :mod:`emostream.engine.cpu_admission`).
 * ``cuda``: the EmoStream acoustic model on the GPU (batched across streams, CUDA graphs per
   bucket shape) and every mel window of every stream vocoded by one batched engine (HiFi-GAN
   V1 in fp16, or with ``vocoder=lite`` the light vocoder in float32; CUDA graphs); Piper
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from emostream.config import Settings
+from emostream.engine.cpu_admission import CpuAdmissionPolicy
 from emostream.engine.runner import Runner, ThreadRunner
 from emostream.voices.catalog import VoiceCatalog
 
@@ -101,8 +103,9 @@ async def setup_device(settings: Settings) -> DeviceSetup:
         raise ValueError("engine=ray runs only inside the Ray Serve app (emostream serve --ray)")
     if settings.engine != "inprocess":
         raise ValueError(f"unknown engine {settings.engine!r}; use inprocess, process or ray")
-    if settings.device == "cpu":
-        return DeviceSetup(ThreadRunner(workers=settings.decode_workers))
+    if settings.device == "cpu":  # admission from measured load (engine.cpu_admission)
+        policy = CpuAdmissionPolicy.from_settings(settings)
+        return DeviceSetup(ThreadRunner(workers=settings.decode_workers, admission=policy))
     if settings.device != "cuda":
         raise ValueError(f"unknown device {settings.device!r}; use cpu or cuda")
     try:

@@ -43,6 +43,11 @@ class Metrics:
             "emostream_utterances", "Utterances finished", ["transport", "outcome"], registry=r
         )
         self.errors = Counter("emostream_errors", "Errors sent, by code", ["code"], registry=r)
+        self.refusals = Counter(
+            "emostream_admission_refusals",
+            "Utterances refused busy by the runner's admission, by reason", ["reason"],
+            registry=r,
+        )  # fmt: skip
         self.degraded = Counter(
             "emostream_degraded_streams", "Utterances admitted on a lighter path", registry=r
         )

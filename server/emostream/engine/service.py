@@ -35,9 +35,18 @@ from emostream.voices.cache import LRU
 from emostream.voices.catalog import VoiceCatalog
 from emostream.voices.registry import VoiceStore
 
+# How long a refused client is told to wait when nothing better is known (the stream limit).
+BUSY_RETRY_S = 1.0
+
 
 class Busy(Exception):
-    """The process is at ``max_streams`` utterances."""
+    """The process is at ``max_streams`` utterances, or the runner's admission refused the
+    utterance; ``retry_after_s``: when a new start is likely to be admitted (the ``busy``
+    error's ``retry_after_ms``, HTTP's ``Retry-After``)."""
+
+    def __init__(self, message: str, *, retry_after_s: float = BUSY_RETRY_S) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class Slot:
@@ -162,7 +171,8 @@ class SpeechService:
     def admit(self) -> Slot:
         """Take a stream slot now, or raise :class:`Busy` at ``max_streams`` or when the
         runner's admission refuses (:class:`~emostream.engine.admission.Admits`: the engine
-        process would be pushed past its first-audio bound).
+        process would be pushed past its first-audio bound, or the CPU path past its measured
+        capacity, :mod:`emostream.engine.cpu_admission`).
 
         Transports admit before they answer (``started``, an HTTP status), so a refused
         utterance is refused before anything else was sent; the check and the count happen
@@ -178,7 +188,9 @@ class SpeechService:
                 self.metrics.degraded.inc()
             elif not decision.admitted:
                 self.metrics.errors.labels("busy").inc()
-                raise Busy(f"engine at capacity ({decision.reason})")
+                self.metrics.refusals.labels(decision.reason or "refused").inc()
+                raise Busy(f"engine at capacity ({decision.reason})",
+                           retry_after_s=decision.retry_after_s or BUSY_RETRY_S)  # fmt: skip
         self.active += 1
         self.metrics.active_streams.set(self.active)
         return Slot(self, degraded=degraded)

@@ -18,7 +18,9 @@ belongs to. It never touches a socket, a task or a model.
   is live from its ``start`` until the I/O layer reports it finished (:meth:`finished`, once its
   ``done`` is sent), including after a ``cancel``; then its id may be started again.
   ``text``/``flush``/``end``/``cancel`` naming no live context get ``unknown_context`` and
-  change nothing.
+  change nothing, except for a context whose ``start`` the I/O layer refused (:meth:`refused`:
+  ``busy``): its ``text``/``flush`` are dropped quietly until its ``end`` or ``cancel`` (also
+  dropped) or a new ``start`` with its id, as v1 does after a refused start.
 
 A ``context_id`` is 1-64 characters of ``A-Z a-z 0-9 . _ : -`` (a UUID fits); ``null`` is the
 same as leaving it out.
@@ -49,6 +51,8 @@ _CONTEXT_ID = re.compile(rf"[A-Za-z0-9._:\-]{{1,{MAX_CONTEXT_ID_CHARS}}}")
 # Messages addressed to a context on a v1.1 connection.
 CONTEXT_TYPES = frozenset({"start", "text", "flush", "end", "cancel", "line"})
 PROTOCOL_MISMATCH = "protocol_mismatch"
+# Refused contexts whose later messages are dropped quietly, at most (the oldest forgotten).
+MAX_REFUSED_CONTEXTS = 64
 UNKNOWN_CONTEXT = "unknown_context"
 TOO_MANY_CONTEXTS = "too_many_contexts"
 
@@ -102,6 +106,7 @@ class ContextRouter:
         self.max_contexts = max(1, max_contexts)
         self.mode: Mode = "unset"
         self._live: dict[str, _Live] = {}
+        self._refused: dict[str, None] = {}  # contexts whose start was refused, oldest first
         self._channels = ChannelAllocator()
 
     # -- queries ----------------------------------------------------------------------
@@ -113,14 +118,14 @@ class ContextRouter:
     @property
     def idle(self) -> bool:
         """No utterance in progress, in any context."""
-        return self.default.state == "idle" and not self._live
+        return self.default.idle and not self._live
 
     def channel_of(self, context_id: str | None) -> int | None:
         live = self._live.get(context_id) if context_id is not None else None
         return None if live is None else live.channel
 
     def state_of(self, msg: dict[str, Any]) -> str:
-        """The state (``idle``/``open``/``ending``) of the utterance ``msg`` addresses; a
+        """The state (``idle``/``open``/``ending``/``refused``) of the utterance ``msg`` addresses; a
         cancelling or unknown context, or a malformed id, is ``idle``."""
         raw = msg.get("context_id")
         if raw is None:
@@ -136,7 +141,7 @@ class ContextRouter:
         except ProtocolError:
             return False
         if context_id is None:
-            return self.mode != "v1.1" and self.default.state == "idle"
+            return self.mode != "v1.1" and self.default.idle
         return (
             self.mode != "v1"
             and context_id not in self._live
@@ -171,6 +176,10 @@ class ContextRouter:
         if kind == "start":
             return self._start(context_id, msg)
         live = self._live.get(context_id)
+        if live is None and context_id in self._refused:  # its one answer was the refusal
+            if kind in ("end", "cancel"):
+                del self._refused[context_id]
+            return []
         if live is None:
             return [Routed(context_id, SendError(UNKNOWN_CONTEXT, f"no context {context_id!r} "
                            "on this connection (never started, or already done)"))]  # fmt: skip
@@ -188,6 +197,7 @@ class ContextRouter:
         return [Routed(None, a) for a in self.default.receive_message(msg)]
 
     def _start(self, context_id: str, msg: dict[str, Any]) -> list[Routed]:
+        self._refused.pop(context_id, None)
         refused = self._refuse_start(context_id)
         if refused is not None:
             return [Routed(context_id, refused)]
@@ -250,3 +260,15 @@ class ContextRouter:
         if live is not None and live.request is request:
             del self._live[context_id]
             self._channels.release(live.channel)
+
+    def refused(self, context_id: str | None, request: StartRequest) -> None:
+        """The client's ``start`` of ``request`` was refused after all (``busy``; its error
+        sent): the context is free, and its later ``text``/``flush``/``end``/``cancel`` are
+        dropped quietly (v1: :meth:`SessionProtocol.start_refused`)."""
+        if context_id is None:
+            self.default.start_refused(request)
+            return
+        self.finished(context_id, request)
+        self._refused[context_id] = None
+        while len(self._refused) > MAX_REFUSED_CONTEXTS:
+            del self._refused[next(iter(self._refused))]

@@ -1,9 +1,29 @@
-"""The one shape of an HTTP error body: ``{"error": {"code", "message"}}``."""
+"""The one shape of an HTTP error body: ``{"error": {"code", "message"}}`` (a ``busy``
+refusal adds ``retry_after_ms``, as its WebSocket error does)."""
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 from starlette.responses import JSONResponse
 
+from emostream.engine.service import Busy
 
-def error(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+
+def error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message, **extra}}, status_code=status)
+
+
+def retry_after_ms(busy: Busy) -> int:
+    """A ``busy`` refusal's wait before a new start, whole milliseconds."""
+    return max(1, math.ceil(busy.retry_after_s * 1000.0))
+
+
+def busy_response(busy: Busy) -> JSONResponse:
+    """HTTP 503 ``busy``: ``Retry-After`` in whole seconds (at least 1, as HTTP counts them),
+    and ``retry_after_ms`` in the body."""
+    wait_ms = retry_after_ms(busy)
+    response = error(503, "busy", f"{busy}; retry shortly", retry_after_ms=wait_ms)
+    response.headers["Retry-After"] = str(max(1, math.ceil(wait_ms / 1000.0)))
+    return response

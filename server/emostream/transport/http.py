@@ -17,7 +17,7 @@ from emostream.engine.oneshot import split_text
 from emostream.engine.service import Busy, Slot, SpeechService
 from emostream.engine.streamer import Packet, UtteranceRequest
 from emostream.text.espeak import EspeakCrashed
-from emostream.transport.errors import error
+from emostream.transport.errors import busy_response, error
 from emostream.transport.guard import principal_of, voice_visible
 from emostream.transport.limits import KeyLimits, LimitExceeded, StreamPermit
 from emostream.transport.protocol import (
@@ -121,7 +121,7 @@ async def speech(request: Request) -> Response:
         slot = service.admit()
     except Busy as exc:
         permit.release()
-        return error(503, "busy", f"{exc}; retry shortly")
+        return busy_response(exc)
     req = UtteranceRequest(
         voice=voice, controls=controls, fmt=fmt, stream_id=service.new_stream_id()
     )

@@ -7,6 +7,10 @@ States: ``idle`` (waiting for ``start``) → ``open`` (taking ``text``/``flush``
 ``ending`` (``end`` received, audio still flowing) → ``idle`` once the I/O layer
 reports the utterance finished. ``cancel`` returns to ``idle`` at once.
 Every bad message yields an :class:`SendError` action and leaves the state as it was.
+A ``start`` the I/O layer refused after all (``busy``: admission or the stream limit; its one
+answer is that error) leaves ``refused``: the client's ``text``, ``flush``, ``end`` and
+``cancel`` for it are dropped without an answer (``end`` and ``cancel`` return to ``idle``),
+and a new ``start`` is taken as in ``idle``.
 
 Field validation is strict and shared with ``POST /v1/audio/speech``: :func:`load_message`
 (JSON limits), :func:`voice_field`, :func:`parse_controls`, :func:`sample_rate_field`. ``null``
@@ -36,7 +40,7 @@ from emostream.voices.base import Controls, UnsupportedControl, VoiceInfo, check
 
 NOTHING_SPEAKABLE = "the utterance had no speakable text (voices here read English and Mandarin)"
 
-State = Literal["idle", "open", "ending"]
+State = Literal["idle", "open", "ending", "refused"]
 
 
 @dataclass(frozen=True)
@@ -348,6 +352,11 @@ class SessionProtocol:
     def request(self) -> StartRequest | None:
         return self._request
 
+    @property
+    def idle(self) -> bool:
+        """No utterance in progress: a ``start`` may begin one."""
+        return self.state in ("idle", "refused")
+
     def receive_bytes(self, data: bytes) -> list[Action]:
         return [
             SendError(
@@ -377,6 +386,10 @@ class SessionProtocol:
         if handler is None:
             return [SendError("unknown_type", f"unknown message type {kind!r}; expected "
                               "start, text, flush, end, cancel, line or clear")]  # fmt: skip
+        if self.state == "refused" and kind in ("text", "flush", "end", "cancel"):
+            if kind in ("end", "cancel"):  # the refused utterance's last message
+                self.state = "idle"
+            return []  # its one answer was the refusal
         try:
             return handler(msg)
         except ProtocolError as exc:
@@ -386,9 +399,16 @@ class SessionProtocol:
         """The I/O layer reports the utterance's audio is complete (``done`` sent)."""
         self._reset()
 
+    def start_refused(self, request: StartRequest) -> None:
+        """The I/O layer refused ``request``'s ``start`` after all (its error sent): the
+        client's text, flush, end and cancel for it are dropped quietly (module docs)."""
+        if self._request is request:
+            self._reset()
+            self.state = "refused"
+
     # -- handlers -----------------------------------------------------------------
     def _on_start(self, msg: dict[str, Any]) -> list[Action]:
-        if self.state != "idle":
+        if not self.idle:
             raise ProtocolError(
                 "already_started", "an utterance is in progress; send end or cancel first"
             )
@@ -490,7 +510,7 @@ class SessionProtocol:
         Its speed is the line's own times ``speed_factor`` (at most 2), for voices that take
         ``speed``; ``started`` carries the line's ``id`` and that ``speed``. The protocol is
         left ``ending``: a client ``text`` meanwhile gets ``already_ended``."""
-        if self.state != "idle":
+        if not self.idle:
             return [SendError("already_started", "an utterance is in progress")]
         try:
             request, started = self._build_start(fields, self.new_stream_id())

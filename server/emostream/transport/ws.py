@@ -5,7 +5,10 @@ task per utterance pulls segments from a queue, streams audio and sends ``done``
 Sends are serialised with a lock (two tasks write to the socket).
 
 An utterance is admitted (a stream slot taken) before ``started`` is sent, and every
-utterance that got ``started`` gets exactly one ``done``, however early it is cancelled.
+utterance that got ``started`` gets exactly one ``done``, however early it is cancelled. A
+``start`` refused there (``busy``, with ``retry_after_ms``: the stream limit or the runner's
+admission) gets that error as its one answer: the text, flush and end the client sent for it
+are then dropped quietly (:meth:`ContextRouter.refused`).
 
 Bounds (README "Security and limits"): per-key streams and characters per minute
 (:mod:`emostream.transport.limits`); a connection with no client message and no audio sent for
@@ -55,7 +58,7 @@ from emostream.engine.streamer import Packet, UtteranceRequest, UtteranceStats
 from emostream.text.espeak import EspeakCrashed
 from emostream.transport.contexts import ContextRouter, Routed, tagged
 from emostream.transport.drain import GOING_AWAY, SHUTTING_DOWN, Drain
-from emostream.transport.errors import error
+from emostream.transport.errors import error, retry_after_ms
 from emostream.transport.guard import principal_of, voice_visible
 from emostream.transport.http import (
     STORE_UNAVAILABLE,
@@ -106,6 +109,17 @@ class _LineRefused(SendError):
     @property
     def event(self) -> dict[str, Any]:
         return {**super().event, "id": self.id}
+
+
+@dataclass(frozen=True)
+class _Busy(SendError):
+    """The ``busy`` error: it says when a new ``start`` is likely to be admitted."""
+
+    retry_after_ms: int = 0
+
+    @property
+    def event(self) -> dict[str, Any]:
+        return {**super().event, "retry_after_ms": self.retry_after_ms}
 
 
 def _refused_with_id(routed: list[Routed], msg: dict[str, Any]) -> list[Routed]:
@@ -430,9 +444,12 @@ class StreamConnection:
                 slot = self.service.admit()  # before started: a refused start gets only the error
             except Busy as exc:
                 permit.release()
-                refused = SendError("busy", f"{exc}; retry shortly")
+                refused = _Busy("busy", f"{exc}; retry shortly", retry_after_ms(exc))
         if refused is not None or voice is None or permit is None:
-            self.router.finished(context, req)
+            if line_id is None:  # the client's start: its text and end are dropped quietly
+                self.router.refused(context, req)
+            else:  # a queued line's start: its text and end were never the client's
+                self.router.finished(context, req)
             refused = refused or SendError("internal", "the utterance could not start")
             if refused.code != "busy":  # (busy is not counted as an error, as before)
                 self.service.metrics.errors.labels(refused.code).inc()
