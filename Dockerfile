@@ -17,7 +17,7 @@ EXPOSE 8000
 HEALTHCHECK CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz')"
 # Bound to 0.0.0.0, the server refuses to start without API keys: run with
 # -e EMOSTREAM_API_KEYS=<key>[,<key>...] (or -e EMOSTREAM_ALLOW_UNAUTHENTICATED=1 on a private
-# network you trust). See the README's "Security and limits".
+# network you trust). See docs/security.md.
 CMD ["emostream", "serve"]
 
 FROM nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04 AS gpu
