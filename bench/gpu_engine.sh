@@ -13,7 +13,7 @@
 #     run(command="bash bench/gpu_loadtest.sh stage .gpujob/lt2 && bash bench/gpu_engine.sh",
 #         carry=[".gpujob/lt2"], timeout_s=600)
 #   A light-vocoder run (EMOSTREAM_VOCODER=lite) needs only lt1: stage it and run in one call
-#   (bench/results/2026-12-06-h100-engine-s17.md has the command).
+#   (bench/results/2026-12-06-h100-engine-run11.md has the command).
 #   then commit $OUT's files under bench/results/ (dated names). Dry run of the plumbing on
 #   a CPU machine (no staging: the .venv has every package; EMOSTREAM_VOCODER=v1 with the
 #   fp16 checkpoint is the front ends' cuda setting, lite keeps a 2-core machine real time):

@@ -63,7 +63,7 @@ CASES = [
     ("ty! np, tysm, lvl 5", "thank you! no problem, thank you so much, level 5"),
     ("Ty is here, NP-hard", "Ty is here, NP-hard"),  # a name and a term stay
     ("Coming w/ friends, w/o sugar", "Coming with friends, without sugar"),
-    # session 14 audit
+    # 2026-12-06 chat fixes
     ("see u tmrw, ofc", "see u tomorrow, of course"),  # espeak spelled T M R W
     ("busy rn bc work", "busy right now because work"),
     ("BC and RN stay", "BC and RN stay"),  # upper case: an era, a nurse
@@ -78,7 +78,7 @@ CASES = [
     ("awake 20 plus hrs", "awake 20 plus hours"),  # what normalize() makes of "20+ hrs"
     ("the 90s, the 1980s, in the 20's", "the nineties, the 19 eighties, in the twenties"),
     ("live Mon-Fri, off Sat–Sun", "live Monday to Friday, off Saturday to Sunday"),
-    # session 15: a weekday after on/every/until… (espeak read "Sat" as the verb), ez, versions
+    # 2026-12-06: a weekday after on/every/until… (espeak read "Sat" as the verb), ez, versions
     ("starts at 8:30 EST on Sat", "starts at 8 30 EST on Saturday"),
     ("every Fri at 9, until Tue", "every Friday at 9, until Tuesday"),
     ("the Sun is up and she sat down", "the Sun is up and she sat down"),  # words stay
@@ -95,11 +95,11 @@ CASES = [
         "idc, w/e, approx 5, cats vs dogs",
         "I don't care, whatever, approximately 5, cats versus dogs",
     ),
-    # session 16 audit (100 chat lines through espeak)
+    # 2026-12-06 chat audit (100 chat lines through espeak)
     ("mhm, yeah. Mm-hmm", "um-hum, yeah. um-hum"),  # espeak: "em aitch em"
     ("shh, Shhh! ssh into it", "sch, sch! ssh into it"),  # "ess aitch aitch"; ssh the tool
     ("LUL he fell, lul", "lul he fell, lul"),  # capitals: "el you el"
-    # session 18: espeak spelled brr/grr as letters, said uhh "oo", ummm "um-um", oooh "oo-oh"
+    # 2026-12-06, later: espeak spelled brr/grr as letters, said uhh "oo", ummm "um-um", oooh "oo-oh"
     ("Brrr it's cold. Grr, lag!", "burr it's cold. gurr, lag!"),
     ("uhh, ummm, Ooooh nice", "uh, um, ooh nice"),
     ("ttyl, ily! istg wyd", "talk to you later, I love you! I swear to god what you doing"),

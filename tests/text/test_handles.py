@@ -1,4 +1,4 @@
-"""Chat handles read as a streamer says them (session 17, :mod:`emostream.text.handles`).
+"""Chat handles read as a streamer says them (2026-12-06 handles audit, :mod:`emostream.text.handles`).
 
 Before: "@nightowl99" was "at nightowl99" (espeak: "nigh-tole ninety nine") and "xXSniperXx"
 "ex ex sniper ex-ex". The @ of an address, URLs, file names, versions and words stay as they were.

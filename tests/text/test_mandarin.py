@@ -49,7 +49,7 @@ CASES: list[tuple[str, str, str]] = [
     (POLYPHONE, "给我盛了一碗饭", "gei2 wo3 cheng2 le5 yi4 wan3 fan4"),  # 盛大 stays shèng
     (POLYPHONE, "盛大的节日", "sheng4 da4 de5 jie2 ri4"),
     (POLYPHONE, "一起转圈圈", "yi4 qi3 zhuan4 quan1 quan1"),
-    # session 15 audit
+    # 2026-12-06 stream lines audit
     (POLYPHONE, "他乐得合不拢嘴", "ta1 le4 de5 he2 bu4 long2 zui3"),  # was le4 de2
     (POLYPHONE, "他着急得直跺脚", "ta1 zhao2 ji2 de5 zhi2 duo4 jiao3"),  # jieba's 得直: was de2
     (POLYPHONE, "这一行我干了十年", "zhe4 yi4 hang2 wo3 gan4 le5 shi2 nian2"),  # a trade: háng
@@ -80,7 +80,7 @@ CASES: list[tuple[str, str, str]] = [
     (POLYPHONE, "服务器炸了", "fu2 wu4 qi4 zha4 le5"),  # blew up: stays zhà
     (POLYPHONE, "他中了大奖", "ta1 zhong4 le5 da4 jiang3"),  # won: zhòng (was zhōng)
     (POLYPHONE, "房间中间", "fang2 jian1 zhong1 jian1"),  # middle: stays zhōng
-    # session 16 audit
+    # 2026-12-06 gifts and numbers audit
     (POLYPHONE, "我最喜欢玩切水果", "wo3 zui4 xi3 huan5 wan2 qie1 shui2 guo3"),  # cut: was qie4
     (POLYPHONE, "切换账号", "qie1 huan4 zhang4 hao4"),
     (POLYPHONE, "主播切歌吧", "zhu3 bo1 qie1 ge1 ba5"),
@@ -106,7 +106,7 @@ CASES: list[tuple[str, str, str]] = [
     (POLYPHONE, "九曲十八弯", "jiu3 qu1 shi2 ba1 wan1"),  # bends: stays qū
     (NEUTRAL, "看到这个就恶心", "kan4 dao4 zhe4 ge5 jiu4 e3 xin5"),  # was xin1
     (NEUTRAL, "他把钱藏在床底下", "ta1 ba3 qian2 cang2 zai4 chuang2 di3 xia5"),  # was xia4
-    # session 14 audit
+    # 2026-12-06 polyphones audit
     (POLYPHONE, "我睡不着觉", "wo3 shui4 bu5 zhao2 jiao4"),  # was bu4 zhe5 jue2
     (POLYPHONE, "量一量体温", "liang2 yi5 liang2 ti3 wen1"),  # to measure: liáng
     (POLYPHONE, "露出笑容", "lou4 chu1 xiao4 rong2"),  # colloquial lòu
@@ -257,7 +257,7 @@ CASES: list[tuple[str, str, str]] = [
     (SANDHI, "好不好", "hao3 bu5 hao3"),
     (SANDHI, "去不去", "qu4 bu5 qu4"),
     (SANDHI, "要不要", "yao4 bu5 yao4"),
-    # session 14 audit: a repeated 不V is no A-not-A question; 一一 is yī yī
+    # 2026-12-06 polyphones audit: a repeated 不V is no A-not-A question; 一一 is yī yī
     (SANDHI, "不要不要", "bu2 yao4 bu2 yao4"),
     (SANDHI, "一一列举", "yi1 yi1 lie4 ju3"),
     # -- neutral tones -----------------------------------------------------------------
@@ -426,7 +426,7 @@ CASES: list[tuple[str, str, str]] = [
     (SLANG, "嘿嘿", "hei1 hei1"),
     (SLANG, "天天", "tian1 tian1"),
     (SLANG, "常常", "chang2 chang2"),
-    # -- session 9: chat audit (fixed cases, then correct tricky ones) -----------------
+    # -- 2026-12-04 chat audit (fixed cases, then correct tricky ones) -----------------
     (POLYPHONE, "太上头了", "tai4 shang4 tou2 le5"),  # slang "addictive": not the noun shàng tou
     (POLYPHONE, "这游戏真上头", "zhe4 you2 xi4 zhen1 shang4 tou2"),
     (POLYPHONE, "上头了", "shang4 tou2 le5"),
@@ -511,7 +511,7 @@ CASES: list[tuple[str, str, str]] = [
     (ERHUA, "主播别走，再播一会儿", "zhu3 bo1 bie2 zou3 zai4 bo1 yi2 huir4"),
     (ERHUA, "一点儿也不", "yi4 dianr2 ye3 bu4"),
     (ERHUA, "这游戏好玩儿", "zhe4 you2 xi4 hao3 wanr2"),
-    # -- session 17 audit: third-tone sandhi by prosodic group, 9.5折, 血, 曲奇饼干 ----
+    # -- 2026-12-06 sandhi audit: third-tone sandhi by prosodic group, 9.5折, 血, 曲奇饼干 ----
     # 百 before 减: a new group (was bái)
     (SANDHI, "满200减30", "man3 liang2 bai3 jian3 san1 shi2"),
     (
@@ -524,7 +524,7 @@ CASES: list[tuple[str, str, str]] = [
     (SANDHI, "全场95折", "quan2 chang3 jiu2 wu3 zhe2"),  # 九五 inside its word first
     (SANDHI, "我也想买", "wo2 ye2 xiang2 mai3"),  # one-syllable words: flat (fast speech)
     (SANDHI, "你好冷", "ni2 hao2 leng3"),
-    # session 18: a degree 好 before a two-syllable adjective begins the predicate, like 很
+    # 2026-12-06, later: a degree 好 before a two-syllable adjective begins the predicate, like 很
     (SANDHI, "老板好可爱", "lao2 ban3 hao2 ke3 ai4"),  # was bán
     (SANDHI, "老板好有钱", "lao2 ban3 hao2 you3 qian2"),
     (SANDHI, "老板很可爱", "lao2 ban3 hen2 ke3 ai4"),
@@ -603,7 +603,7 @@ def test_cardinal(value: int, want: str) -> None:
 def test_prepare_leaves_english_numbers_alone() -> None:
     assert prepare("I have 3 apples") == "I have 3 apples"
     assert prepare("I have 3 apples，很好").startswith("I have 3 apples")
-    # a model number after a Latin word in a Mandarin sentence is said in Mandarin (session 9:
+    # a model number after a Latin word in a Mandarin sentence is said in Mandarin (2026-12-04 chat audit:
     # iPhone 12 Pro was left to espeak, "twelve")
     assert prepare("iPhone 12 Pro，很好").startswith("iPhone 十二 Pro")
     assert "三" in prepare("我有3个")

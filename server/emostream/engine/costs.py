@@ -21,7 +21,7 @@
 * :data:`H200_HOST_PER_PLAN_S` / :data:`H200_HOST_PER_ITEM_S`: the engine loop's host work
   outside the stages' calls (intake, schedule, padding, delivery, publishing the load; one
   thread, so the device idles meanwhile), the least-squares fit of the loaded 5-s intervals
-  of the H200 run of 2026-12-04 (``bench/results/2026-12-04-h200-engine-s9*-logs.tar.gz``,
+  of the H200 run of 2026-12-04 (``bench/results/2026-12-04-h200-engine-run1*-logs.tar.gz``,
   ``engine stats``: busy x interval - run against batches and items; within ~20 % at 500
   streams, 0.61-0.71 s of every 5 s): ~0.19 ms a batch + ~0.11 ms a call. The same run's
   ``cost_ms`` agree with :data:`H200` within a few % (acoustic 2.72 ms + 0.257 ms a
@@ -74,7 +74,7 @@ H200_HOST_PER_ITEM_S = 0.11e-3
 
 # One H100 with the light vocoder (2026-12-06 session 15, `bench/gpu_engine.sh` with
 # EMOSTREAM_VOCODER=lite; the engine's `cost_ms` after the sweep,
-# bench/results/2026-12-06-h100-engine-s15-lite-*): the light vocoder's CUDA graphs
+# bench/results/2026-12-06-h100-engine-run3-lite-*): the light vocoder's CUDA graphs
 # ~0.70 ms a call + ~0.53 us a padded frame-row (1 x 128 0.85 ms, 32 x 128 2.82 ms; the fit
 # within 12 %), the acoustic graphs ~3.40 ms + ~0.259 ms a request (1: 3.69, 32: 11.84; 5 %).
 # The loop's host work there scaled with calls, not batches: ~0.20 ms a call (intake,

@@ -119,10 +119,10 @@ _SHORTHAND = {
     "wdym": "what do you mean", "hbu": "how about you", "ikr": "I know, right",
     "tysm": "thank you so much", "lvl": "level", "w/o": "without",
     "idc": "I don't care", "w/e": "whatever", "approx": "approximately",
-    # session 16: espeak said "im-hoe", "bee-day", "G G S" (GGs: "G G", the s lost)
+    # 2026-12-06 chat audit: espeak said "im-hoe", "bee-day", "G G S" (GGs: "G G", the s lost)
     "imho": "in my humble opinion", "bday": "birthday", "ggs": "gg's",
     "glhf": "good luck, have fun",
-    # session 18: espeak said "tee-tile", "wily", "ist-g", "wid", "ear-ck", "uh-fake", "tivum",
+    # 2026-12-06, later: espeak said "tee-tile", "wily", "ist-g", "wid", "ear-ck", "uh-fake", "tivum",
     # "sigh-uh", and spelled sry, hmu
     "ttyl": "talk to you later", "ttys": "talk to you soon", "ily": "I love you",
     "istg": "I swear to god", "wyd": "what you doing", "iirc": "if I remember correctly",
@@ -133,11 +133,11 @@ _SHORTHAND = {
 _LOWER_SHORTHAND = {"ty": "thank you", "np": "no problem", "w/": "with", "tmrw": "tomorrow",
                     "tmr": "tomorrow", "rn": "right now", "bc": "because", "ofc": "of course",
                     "fr": "for real", "vs": "versus", "ez": "easy",
-                    # session 16: letters aloud ("gee el", "aitch eff"), digits for sounds
+                    # 2026-12-06 chat audit: letters aloud ("gee el", "aitch eff"), digits for sounds
                     # ("gee ar eight", "el eight ar", "two day"); GL, HF stay (OpenGL, HF radio)
                     "gl": "good luck", "hf": "have fun", "gr8": "great", "l8r": "later",
                     "2day": "today", "2nite": "tonight",
-                    # session 18: "iw", letters; YW, PPL, MSG (the additive), GN, GM stay
+                    # 2026-12-06, later: "iw", letters; YW, PPL, MSG (the additive), GN, GM stay
                     "yw": "you're welcome", "ppl": "people", "msg": "message",
                     "gn": "good night", "gm": "good morning",
                     # "ahbv", "abt", letters and digits aloud ("bee four", "em eight")
@@ -200,12 +200,12 @@ _INTERJECTIONS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bh+m+\b", re.IGNORECASE), "hmm"),
     (re.compile(r"\ba+w{2,}\b", re.IGNORECASE), "aw"),
     (re.compile(r"\be+w{2,}\b", re.IGNORECASE), "ew"),
-    # session 16: mhm / mm-hmm (em aitch em) → um-hum, shh (ess aitch aitch) → sch (espeak: ʃ),
+    # 2026-12-06 chat audit: mhm / mm-hmm (em aitch em) → um-hum, shh (ess aitch aitch) → sch (espeak: ʃ),
     # the emote LUL in capitals (el you el) → lul
     (re.compile(r"\bm+-?h+m+\b", re.IGNORECASE), "um-hum"),
     (re.compile(r"\bs+h{2,}\b", re.IGNORECASE), "sch"),
     (re.compile(r"\bLUL\b"), "lul"),
-    # session 18: brr, grrr (bee ar ar, jee ar ar) → burr, gurr; uhh (espeak: "oo") → uh;
+    # 2026-12-06, later: brr, grrr (bee ar ar, jee ar ar) → burr, gurr; uhh (espeak: "oo") → uh;
     # ummm ("um-um") → um; oooh ("oo-oh") → ooh
     (re.compile(r"\bb+r{2,}\b", re.IGNORECASE), "burr"),
     (re.compile(r"\bg+r{2,}\b", re.IGNORECASE), "gurr"),

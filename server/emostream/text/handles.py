@@ -1,4 +1,4 @@
-"""Live-chat handles read the way a streamer says them (session 17).
+"""Live-chat handles read the way a streamer says them (2026-12-06 handles audit).
 
 Streamers read usernames aloud all the time: "thanks @nightowl99 for the sub", "xXSniperXx
 just raided", "welcome CoolGuy2000". espeak-ng already parts CamelCase and trailing digits by

@@ -85,12 +85,12 @@ WORDS: dict[str, str] = {
     "舰长": "jian4 zhang3", "艇长": "ting3 zhang3", "还款": "huan2 kuan3",
     "一觉醒来": "yi1 jiao4 xing3 lai2", "天哪": "tian1 na5", "溜达": "liu1 da5",
     "遛弯儿": "liu4 wan1 er2", "遛弯": "liu4 wan1", "遛狗": "liu4 gou3",
-    # session 9 (chat audit): pypinyin's readings that a native speaker would not say
+    # 2026-12-04 chat audit: pypinyin's readings that a native speaker would not say
     "拜拜": "bai2 bai2",  # bye-bye (现汉 báibái); bài bài is to worship
     "背锅": "bei1 guo1", "背黑锅": "bei1 hei1 guo1",  # take the blame: bēi, not bèi
     "买一送一": "mai3 yi1 song4 yi1",  # the numeral 一 said alone, no sandhi
     "答应": "da1 ying5", "主意": "zhu3 yi5",
-    # session 14 audit
+    # 2026-12-06 polyphones audit
     "睡不着": "shui4 bu4 zhao2", "睡得着": "shui4 de5 zhao2",
     "睡着觉": "shui4 zhe5 jiao4",  # 正睡着觉呢: durative (睡着了 is zháo)
     # (some are jieba's odd cuts: 脸涨/得/通红, 剥个/橘子, 削苹果/皮, 很冲)
@@ -102,14 +102,14 @@ WORDS: dict[str, str] = {
     "风干": "feng1 gan1", "烤干": "kao3 gan1",
     "薄荷": "bo4 he5", "薄荷糖": "bo4 he5 tang2", "大爷": "da4 ye5",
     "露出": "lou4 chu1", "露面": "lou4 mian4", "露脸": "lou4 lian3", "露馅": "lou4 xian4",
-    # session 15 audit (得直: jieba's cut of 急得直跺脚, 笑得直不起腰: the complement de)
+    # 2026-12-06 stream lines audit (得直: jieba's cut of 急得直跺脚, 笑得直不起腰: the complement de)
     "乐得": "le4 de5", "得直": "de5 zhi2", "干一行": "gan4 yi4 hang2",
     "不好意思": "bu4 hao3 yi4 si5", "早上好": "zao3 shang5 hao3", "晚上好": "wan3 shang5 hao3",
     "说说": "shuo1 shuo5",  # a reduplicated verb (jieba cut it 说/说; 看看, 想想 were right)
-    # session 16 audit
+    # 2026-12-06 gifts and numbers audit
     "恶心": "e3 xin5", "底下": "di3 xia5",  # neutral in 现汉 (pypinyin: ě xīn, dǐ xià)
     "不切实际": "bu4 qie4 shi2 ji4",  # pypinyin's phrase says qiē (切实 is qiè)
-    # session 17 audit
+    # 2026-12-06 sandhi audit
     "没关系": "mei2 guan1 xi5",  # 关系 alone keeps guānxì
 }  # fmt: skip
 # WORDS entries whose 一 is the bare numeral (yi1 whatever follows)
