@@ -2,6 +2,7 @@
 
 import asyncio
 from collections.abc import Iterable
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -152,6 +153,7 @@ async def test_gpu_runner_routes_mel_voices_to_the_engine() -> None:
 
     class Voice:
         hop_length = HOP
+        info = SimpleNamespace(sample_rate=22050)  # the CPU runner's load figures read it
 
         def __init__(self) -> None:
             self.decoded = 0
