@@ -425,8 +425,8 @@ def device_stages(settings: Settings, voices: Iterable[object]) -> dict[str, Bat
         return {}
     from emostream.engine.acoustic_graphs import BATCHES, GraphedAcoustic
     from emostream.engine.batcher import engine_buckets
-    from emostream.engine.devices import vocoder_backend
     from emostream.engine.graph_pool import CudaGraphDevice, GraphJob, GraphPool
+    from emostream.engine.vocoder_backend import backend_for
     from emostream.models.mel import silence_level
     from emostream.voices.catalog import VOCODER_KEYS, vocoder_choice
 
@@ -435,7 +435,7 @@ def device_stages(settings: Settings, voices: Iterable[object]) -> dict[str, Bat
     pool = GraphPool(device)
     choice = vocoder_choice(settings)
     spec = engine_buckets(choice, settings.vocoder_frames())
-    backend = vocoder_backend(settings, pool=pool)
+    backend = backend_for(settings, pool=pool)
     jobs: list[GraphJob] = backend.graph_jobs(spec.shapes())
     weights = {"vocoder": _param_bytes(backend.model)}
     key = VOCODER_KEYS[choice]
