@@ -5,7 +5,7 @@ spends around the device call (taking calls off the sockets, scheduling, padding
 slot writes, answers) is time the device waits, since the loop runs one synchronous batch
 at a time. This measures that host work on this machine, in one process, with no device:
 
-* ``intake``: unpickling and queueing one ``call`` message (a decode window in a slot);
+* ``intake``: decoding and queueing one ``Call`` message (a decode window in a slot);
 * ``step``: one scheduled batch of B decode windows (76 frames, the 96-frame bucket of a
   48-frame chunk with 14 frames of context each side; the fake backend copies the mel into
   a staging buffer and returns a fresh fp16 ``[B, 96 * 256]``, as the CUDA-graph backend's
@@ -37,6 +37,7 @@ import numpy as np
 
 from emostream.engine.channel import SlotArena, encode
 from emostream.engine.engine_process import EngineCore, _Client
+from emostream.engine.messages import Call, Hello, pickled
 from emostream.voices.base import BatchedStage, Latent
 
 HOP = 256
@@ -84,7 +85,7 @@ class Harness:
             arena = SlotArena(slots, 128 << 10)
             client = _Client(theirs, cid + 1)
             self.core.clients[cid + 1] = client
-            self.core.handle(client, ("hello", arena.name, 128 << 10, slots))
+            self.core.handle(client, Hello(arena.name, 128 << 10, slots))
             # Touch every slot on both sides: the front ends reuse their slots, so the pages
             # are mapped after a warm-up (a first touch costs ~50 us per 76 KiB).
             zeros = np.zeros(MELS * 96 * HOP // MELS, np.float32)
@@ -113,8 +114,8 @@ class Harness:
             self.rid += 1
             slot = self.rid % arena.slots
             spec = arena.write(slot, self.window)
-            msg = ("call", self.rid, DECODE.key, f"{stream}{i}", time.monotonic() + 0.3,
-                   76, slot, spec, None, "right")  # fmt: skip
+            msg = Call(self.rid, DECODE.key, f"{stream}{i}", time.monotonic() + 0.3, 76, slot,
+                       spec, None, "right")  # fmt: skip
             out.append((client, encode(msg)))
         return out
 
@@ -125,8 +126,8 @@ class Harness:
         for i in range(n):
             _, client, arena = self.pairs[i % len(self.pairs)]
             self.rid += 1
-            msg = ("call", self.rid, ACOUSTIC.key, "", time.monotonic(), 40,
-                   self.rid % arena.slots, None, request, None)  # fmt: skip
+            msg = Call(self.rid, ACOUSTIC.key, "", time.monotonic(), 40, self.rid % arena.slots,
+                       None, pickled(request), None)  # fmt: skip
             out.append((client, encode(msg)))
         return out
 
@@ -236,9 +237,9 @@ def measure(repeats: int) -> dict[str, Any]:
             sc.complete(plan, time.monotonic())
             for item in plan.items:
                 call = h.core._calls.pop(item.rid)
-                h.core.handle(call.client, ("call", item.rid + 10_000_000, DECODE.key,
-                                            f"again{item.rid}", time.monotonic() + 0.3, 76,
-                                            call.slot, call.spec, None, "right"))  # fmt: skip
+                h.core.handle(call.client, Call(item.rid + 10_000_000, DECODE.key,
+                                                f"again{item.rid}", time.monotonic() + 0.3, 76,
+                                                call.slot, call.spec, None, "right"))  # fmt: skip
         sched[f"queue{queued}"] = median_us(xs)
         h.steps()
         h.reset()

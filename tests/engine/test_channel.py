@@ -7,21 +7,74 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import numpy as np
+import pytest
 
-from emostream.engine.channel import FrameDecoder, SlotArena, StatusBlock, encode
+from emostream.engine.channel import HEADER, FrameDecoder, SlotArena, StatusBlock, encode
+from emostream.engine.messages import (
+    Call,
+    Cancel,
+    Done,
+    Dropped,
+    Error,
+    Hello,
+    ToClient,
+    ToEngine,
+    Welcome,
+    pickled,
+    unpickled,
+)
 from emostream.engine.scheduler import LoadSnapshot
 
 
 def test_frames_split_anywhere() -> None:
-    data = encode(("call", 1, "v", "s", 0.5, 30, 3, None, {"x": 1}, "left")) + encode(
-        ("cancel", "s")
-    )
-    dec = FrameDecoder()
+    call = Call(1, "v", "s", 0.5, 30, 3, None, pickled({"x": 1}), "left", 0.75)
+    data = encode(call) + encode(Cancel("s"))
+    dec = FrameDecoder(ToEngine)
     got = []
     for i in range(0, len(data), 7):
         got += dec.feed(data[i : i + 7])
-    assert got == [("call", 1, "v", "s", 0.5, 30, 3, None, {"x": 1}, "left"), ("cancel", "s")]
+    assert got == [call, Cancel("s")]
+    assert unpickled(got[0].inline) == {"x": 1}
+
+
+def test_every_message_round_trips_as_its_type() -> None:
+    spec = ((80, 30), "<f4")
+    call = Call(7, "voc", "s1", 1.25, 30, 4, spec, None, "right", 1.5)
+    to_engine = [Hello("psm_1", 1 << 18, 256), Cancel("s1"), call,
+                 Call(8, "ac", "", 2.0, 40, -1, None, pickled([1, 2]), None)]  # fmt: skip
+    to_client = [Welcome("psm_2", {"voc": (32, 64)}), Welcome("psm_3"),
+                 Done(7, ((7680,), "<f2"), None), Done(8, None, pickled("latent")),
+                 Error(9, "KeyError: 'x'"), Dropped(10)]  # fmt: skip
+    for kinds, msgs in ((ToEngine, to_engine), (ToClient, to_client)):
+        got = FrameDecoder(kinds).feed(b"".join(encode(m) for m in msgs))
+        assert got == msgs and [type(m) for m in got] == [type(m) for m in msgs]
+    (got,) = FrameDecoder(ToEngine).feed(encode(call))
+    assert isinstance(got, Call) and got.spec == spec  # tuples stay tuples
+
+
+def test_a_call_without_need_by_is_taken() -> None:
+    """The 10-field call (before need_by) is still a call: need_by defaults to None."""
+    body = msgspec.msgpack.encode(["call", 1, "v", "s", 0.5, 30, 3, None, None, "left"])
+    (got,) = FrameDecoder(ToEngine).feed(HEADER.pack(len(body)) + body)
+    assert got == Call(1, "v", "s", 0.5, 30, 3, None, None, "left", need_by=None)
+
+
+def test_a_wrong_message_is_refused() -> None:
+    with pytest.raises(ValueError):  # an engine->client message sent to the engine
+        FrameDecoder(ToEngine).feed(encode(Done(1, None, None)))
+    body = msgspec.msgpack.encode(["call", 1, "v", "s", "soon", 30, 3, None, None, "left"])
+    with pytest.raises(ValueError, match="float"):
+        FrameDecoder(ToEngine).feed(HEADER.pack(len(body)) + body)
+
+
+def test_numpy_scalars_go_as_python_values() -> None:
+    three, half, thirty = np.int64(3), np.float64(0.5), np.int32(30)
+    call = Call(three, "v", "s", half, thirty, 1, None, None, None)  # type: ignore[arg-type]
+    (got,) = FrameDecoder(ToEngine).feed(encode(call))
+    assert got == Call(3, "v", "s", 0.5, 30, 1, None, None, None)
+    assert type(got.rid) is int and type(got.due) is float
 
 
 def test_slots_seen_by_another_attachment() -> None:
@@ -58,9 +111,9 @@ def test_status_block_round_trip() -> None:
 
 
 def test_many_frames_in_one_read_and_a_partial_tail() -> None:
-    msgs = [("done", k, None, list(range(k))) for k in range(50)]
+    msgs = [Done(k, None, pickled(list(range(k)))) for k in range(50)]
     data = b"".join(encode(m) for m in msgs)
-    dec = FrameDecoder()
+    dec = FrameDecoder(ToClient)
     cut = len(data) - 3  # the last message arrives in two reads
     assert dec.feed(data[:cut]) == msgs[:-1]
     assert dec.feed(data[cut:]) == msgs[-1:]

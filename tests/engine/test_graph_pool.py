@@ -145,6 +145,7 @@ def test_engine_delivers_each_batch_before_the_next_stage_call() -> None:
 
     from emostream.engine.channel import FrameDecoder, SlotArena
     from emostream.engine.engine_process import EngineCore, _Client
+    from emostream.engine.messages import Call, Done, Hello, ToClient, pickled, unpickled
     from emostream.voices.base import BatchedStage
 
     shared = np.zeros((2, 96 * 4), np.float16)  # the "static output" both stages write
@@ -165,25 +166,28 @@ def test_engine_delivers_each_batch_before_the_next_stage_call() -> None:
     client = _Client(theirs, 1)
     core.clients[1] = client
     try:
-        core.handle(client, ("hello", arena.name, 16384, 4))
+        core.handle(client, Hello(arena.name, 16384, 4))
         specs = {}
         for rid, value in ((1, 3.0), (2, 5.0)):
             spec = arena.write(rid, np.full((80, 32), value, np.float32))
-            core.handle(client, ("call", rid, "dec", f"s{rid}", 0.0, 32, rid, spec, None, "right"))
+            core.handle(client, Call(rid, "dec", f"s{rid}", 0.0, 32, rid, spec, None, "right"))
             assert core.step()
-            core.handle(client, ("call", 10 + rid, "ac", "", 0.0, 1, -1, None, 7.0, None))
+            core.handle(client, Call(10 + rid, "ac", "", 0.0, 1, -1, None, pickled(7.0), None))
             assert core.step()
         core.flush()
         mine.settimeout(5)
-        decoder = FrameDecoder()
-        done: dict[int, tuple[Any, ...]] = {}
-        while len(done) < 5:  # welcome + 2 decode + 2 acoustic answers
+        decoder = FrameDecoder(ToClient)
+        done: dict[int, Done] = {}
+        while len(done) < 4:  # 2 decode + 2 acoustic answers (after the welcome)
             for msg in decoder.feed(mine.recv(1 << 16)):
-                done[msg[1]] = msg
+                if isinstance(msg, Done):
+                    done[msg.rid] = msg
         for rid, value in ((1, 3.0), (2, 5.0)):
-            _, _, out_spec, _ = done[rid]
+            out_spec = done[rid].spec
+            assert out_spec is not None
             specs[rid] = out_spec
             np.testing.assert_array_equal(arena.read(rid, out_spec), np.full(32 * 4, value))
+        assert [unpickled(done[rid].inline) for rid in (11, 12)] == [7.0, 7.0]
     finally:
         core.close()
         arena.close()

@@ -155,10 +155,9 @@ def test_inductor_on_cpu_matches_eager() -> None:
 
 
 def test_the_setting_reaches_the_engine_backend(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``devices.vocoder_backend`` (the engine process's and the in-process GPU path's) hands
-    the mode to the backend; ``off`` hands none."""
+    """``vocoder_backend.backend_for`` (the engine process's and the in-process GPU path's)
+    hands the mode to the backend; ``off`` hands none."""
     import emostream.engine.vocoder_backend as vb
-    from emostream.engine import devices
 
     seen: list[Any] = []
 
@@ -172,5 +171,5 @@ def test_the_setting_reaches_the_engine_backend(monkeypatch: pytest.MonkeyPatch)
         ("off", None),
         ("max-autotune-no-cudagraphs", "max-autotune-no-cudagraphs"),
     ):
-        devices.vocoder_backend(Settings(device="cuda", vocoder="v1", vocoder_compile=value))
+        vb.backend_for(Settings(device="cuda", vocoder="v1", vocoder_compile=value))
         assert seen[-1] == mode

@@ -1,13 +1,14 @@
 """The local channel between front-end workers and the engine process.
 
-Control messages are small tuples, pickled and length-prefixed on a Unix stream socket
-(:func:`encode`, :class:`FrameDecoder`: sans-I/O). Arrays travel through shared memory:
+Control messages are typed structs (:mod:`emostream.engine.messages`), MessagePack-encoded
+and length-prefixed on a Unix stream socket (:func:`encode`, :class:`FrameDecoder`:
+sans-I/O). Arrays travel through shared memory:
 
 * each client creates one :class:`SlotArena` (``multiprocessing.shared_memory``) of
-  ``slots`` fixed-size slots, and tells the engine its name in ``hello``; a call's input
+  ``slots`` fixed-size slots, and tells the engine its name in ``Hello``; a call's input
   (a mel window) is written into a free slot, the engine reads it there and writes the
   output (audio, or an acoustic call's mel) back into the same slot. A slot is freed only
-  when the engine answers for its request (``done``, ``error`` or ``dropped``), so the
+  when the engine answers for its request (``Done``, ``Error`` or ``Dropped``), so the
   engine never writes into a slot that was handed to another call. An array too large for
   a slot travels inline in the message (pickled) instead;
 * the engine publishes its load (:class:`~emostream.engine.scheduler.LoadSnapshot`) in a
@@ -15,19 +16,10 @@ Control messages are small tuples, pickled and length-prefixed on a Unix stream 
 
 Both sides are processes of one server on one host: the socket lives in a private
 directory (mode 0700), so pickle carries only what this server's own processes wrote.
-
-Messages (client -> engine): ``("hello", shm_name, slot_bytes, slots)``, ``("call", rid,
-stage, stream, due, length, slot, spec, obj, extra, need_by)`` (``need_by``: when the
-listener runs out without the call; None or left out: ``due``), ``("cancel", stream)``;
-(engine -> client): ``("welcome", status_name, lengths)`` (``lengths``: the padded window
-lengths of each decode stage key), ``("done", rid, spec, obj)``, ``("error", rid, text)``,
-``("dropped", rid)``. ``spec`` is ``(shape, dtype)`` of an array in the slot, or None
-(``obj`` holds the value).
 """
 
 from __future__ import annotations
 
-import pickle
 import struct
 import sys
 from collections import deque
@@ -35,32 +27,48 @@ from dataclasses import fields
 from multiprocessing import shared_memory
 from typing import Any
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
+from emostream.engine.messages import AnyMessage, ArraySpec, Message
 from emostream.engine.scheduler import LoadSnapshot
 
 HEADER = struct.Struct("<I")
 MAX_MESSAGE = 1 << 28
-ArraySpec = tuple[tuple[int, ...], str]
 
 
-def encode(message: tuple[Any, ...]) -> bytes:
-    body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+def _plain(value: Any) -> Any:
+    """What MessagePack cannot take as it is: a numpy scalar (a deadline computed with
+    numpy) goes as its Python value."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise NotImplementedError(f"{type(value).__name__} in an engine message")
+
+
+_ENCODER = msgspec.msgpack.Encoder(enc_hook=_plain)
+
+
+def encode(message: Message) -> bytes:
+    body = _ENCODER.encode(message)
     return HEADER.pack(len(body)) + body
 
 
 class FrameDecoder:
-    """Bytes in (any split), whole messages out."""
+    """Bytes in (any split), whole messages out: instances of ``kinds`` (a union of
+    :mod:`~emostream.engine.messages` structs, e.g. ``ToEngine``; default: any message).
+    A frame that is not one of them raises ``ValueError``."""
 
-    def __init__(self) -> None:
+    def __init__(self, kinds: Any = AnyMessage) -> None:
         self._buf = bytearray()
+        self._decode = msgspec.msgpack.Decoder(kinds).decode
 
-    def feed(self, data: bytes) -> list[tuple[Any, ...]]:
+    def feed(self, data: bytes) -> list[Any]:
         buf = self._buf
         buf += data
-        out: list[tuple[Any, ...]] = []
+        out: list[Any] = []
         pos = 0  # the whole messages are cut from the front once, at the end
+        decode = self._decode
         while len(buf) - pos >= HEADER.size:
             (n,) = HEADER.unpack_from(buf, pos)
             if n > MAX_MESSAGE:
@@ -69,7 +77,7 @@ class FrameDecoder:
             end = pos + HEADER.size + n
             if len(buf) < end:
                 break
-            out.append(pickle.loads(buf[pos + HEADER.size : end]))
+            out.append(decode(buf[pos + HEADER.size : end]))
             pos = end
         del buf[:pos]
         return out

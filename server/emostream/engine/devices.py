@@ -116,64 +116,15 @@ async def setup_device(settings: Settings) -> DeviceSetup:
         raise RuntimeError("--device cuda: torch sees no CUDA device")
     from emostream.engine.batcher import LITE_ENGINE_BUCKETS
     from emostream.engine.gpu_runner import GpuRunner, GpuVocoderEngine
+    from emostream.engine.vocoder_backend import backend_for
     from emostream.voices.catalog import vocoder_choice
 
     # V1 keeps the in-process engine's default shapes; the light vocoder's windows (29
     # frames of context a side: up to 106 frames) need its own (128, 256).
     lite = vocoder_choice(settings) == "lite"
-    engine = GpuVocoderEngine(vocoder_backend(settings),
+    engine = GpuVocoderEngine(backend_for(settings),
                               buckets=LITE_ENGINE_BUCKETS if lite else None)  # fmt: skip
     await engine.start()
     report = engine.memory_report()
     log.info("GPU vocoder engine ready: %s", report)
     return DeviceSetup(GpuRunner(engine, workers=settings.decode_workers), engine, report)
-
-
-def vocoder_backend(settings: Settings, *, pool: Any = None) -> Any:
-    """The cuda vocoder backend for ``settings.vocoder``: HiFi-GAN V1 in fp16, or the
-    light vocoder in float32 (CUDA graphs per bucket shape, captured by ``warmup``, or
-    through ``graph_jobs`` into ``pool``: a :class:`~emostream.engine.graph_pool.GraphPool`
-    shared with the process's other models; default: its own). ``vocoder_compile``
-    torch.compiles V1 shape by shape first (the light vocoder stays eager: a warning)."""
-    import torch
-
-    from emostream.engine.vocoder_backend import TorchVocoderBackend
-    from emostream.voices.catalog import vocoder_choice
-
-    if vocoder_choice(settings) == "lite":
-        if settings.vocoder_compile != "off":
-            log.warning("vocoder_compile=%s ignored: it applies to HiFi-GAN V1 only",
-                        settings.vocoder_compile)  # fmt: skip
-        return TorchVocoderBackend(_lite_module(settings), device="cuda", dtype=torch.float32,
-                                   pool=pool)  # fmt: skip
-    from emostream.engine.vocoder_compile import compile_mode
-    from emostream.models.hifigan import HifiGan
-
-    vocoder = HifiGan.load("universal", checkpoint=settings.vocoder_checkpoint or None)
-    return TorchVocoderBackend(vocoder, device="cuda", pool=pool,
-                               compile_mode=compile_mode(settings.vocoder_compile))  # fmt: skip
-
-
-def _lite_module(settings: Settings) -> Any:
-    """The light vocoder (weights from its shipped ONNX file) as the engine's module:
-    ``[B, 80, L] -> [B, 1, L * hop]``: the network in bf16 autocast as it was trained, the
-    iSTFT in float32 (what ``bench/vocoder_gpu_throughput.py`` measures)."""
-    from torch import nn
-
-    from emostream.models.lite_vocoder import LiteVocoder
-    from emostream.voices.acoustic import find_models_dir
-    from emostream.voices.catalog import LITE_VOCODER
-
-    models_dir = find_models_dir(settings.models_dir)
-    if models_dir is None or not (models_dir / LITE_VOCODER).is_file():
-        raise RuntimeError("EMOSTREAM_VOCODER=lite: the light vocoder is not under models/")
-
-    class Lite(nn.Module):
-        def __init__(self, inner: LiteVocoder) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, mel: Any) -> Any:
-            return self.inner.mixed(mel, bf16=mel.is_cuda).clamp(-1.0, 1.0)[:, None]
-
-    return Lite(LiteVocoder.load(models_dir / LITE_VOCODER))

@@ -31,6 +31,19 @@ import numpy.typing as npt
 from emostream.engine.admission import AdmissionPolicy, Decision, Verdict, decide
 from emostream.engine.channel import FrameDecoder, SlotArena, StatusBlock, encode
 from emostream.engine.chunked import PadSide
+from emostream.engine.messages import (
+    Call,
+    Cancel,
+    Done,
+    Dropped,
+    Error,
+    Hello,
+    Reply,
+    ToClient,
+    Welcome,
+    pickled,
+    unpickled,
+)
 from emostream.engine.runner import ThreadRunner
 from emostream.voices.base import Controls, Latent, Voice, stage_of
 
@@ -83,8 +96,8 @@ class EngineClient:
     async def start(self) -> None:
         reader, self._writer = await asyncio.open_unix_connection(self.socket_path)
         self._arena = SlotArena(self._slots, self._slot_bytes)
-        self._writer.write(encode(("hello", self._arena.name, self._slot_bytes, self._slots)))
-        decoder = FrameDecoder()
+        self._writer.write(encode(Hello(self._arena.name, self._slot_bytes, self._slots)))
+        decoder = FrameDecoder(ToClient)
         while True:
             data = await reader.read(1 << 16)
             if not data:
@@ -92,11 +105,12 @@ class EngineClient:
             messages = decoder.feed(data)
             if messages:
                 break
-        kind, status_name = messages[0][:2]
-        if kind != "welcome":
-            raise RuntimeError(f"engine answered {kind!r} to hello")
-        self._lengths = dict(messages[0][2]) if len(messages[0]) > 2 else {}
-        self._status = StatusBlock(name=status_name)
+        match messages[0]:
+            case Welcome(status_name=status_name, lengths=lengths):
+                self._lengths = dict(lengths)
+                self._status = StatusBlock(name=status_name)
+            case other:
+                raise RuntimeError(f"engine answered {type(other).__name__} to hello")
         for msg in messages[1:]:
             self._on_message(msg)
         self._reader = asyncio.create_task(self._read(reader, decoder), name="emostream-engine")
@@ -159,7 +173,7 @@ class EngineClient:
     def cancel(self, stream_id: str) -> None:
         """The engine drops the stream's queued calls (and answers ``dropped``)."""
         if self._writer is not None and not self._writer.is_closing():
-            self._writer.write(encode(("cancel", stream_id)))
+            self._writer.write(encode(Cancel(stream_id)))
 
     def close(self) -> None:
         self._local.close()
@@ -226,8 +240,8 @@ class EngineClient:
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[rid] = _Pending(fut, slot, stream, dtype)
         due = self._clock() if deadline is None else deadline
-        msg = ("call", rid, stage, stream, due, length, slot, spec, obj, extra, need_by)
-        writer.write(encode(msg))
+        writer.write(encode(Call(rid, stage, stream, due, length, slot, spec, pickled(obj),
+                                 extra, need_by)))  # fmt: skip
         result: tuple[Any, Any, Any] = await fut
         return result
 
@@ -240,9 +254,12 @@ class EngineClient:
             pass
         self._fail_all("engine process went away")
 
-    def _on_message(self, msg: tuple[Any, ...]) -> None:
-        kind, rid = msg[0], msg[1]
-        pending = self._pending.pop(rid, None)
+    def _on_message(self, msg: ToClient) -> None:
+        """One message from the engine (:mod:`~emostream.engine.messages`), by its type:
+        a :class:`Reply` settles its call (a second ``Welcome`` is not sent)."""
+        if not isinstance(msg, Reply):
+            return
+        pending = self._pending.pop(msg.rid, None)
         if pending is None:
             return
         arena = self._arena
@@ -250,16 +267,15 @@ class EngineClient:
         try:
             if fut.done():
                 return
-            if kind == "done":
-                spec, value = msg[2], msg[3]
-                array = (
-                    arena.read(slot, spec, pending.dtype) if spec is not None and arena else None
-                )
-                fut.set_result((spec, value, array))
-            elif kind == "error":
-                fut.set_exception(RuntimeError(f"engine: {msg[2]}"))
-            else:  # dropped: the stream was cancelled
-                fut.cancel()
+            match msg:
+                case Done(spec=spec):
+                    array = (arena.read(slot, spec, pending.dtype)
+                             if spec is not None and arena else None)  # fmt: skip
+                    fut.set_result((spec, unpickled(msg.inline), array))
+                case Error():
+                    fut.set_exception(RuntimeError(f"engine: {msg.text}"))
+                case Dropped():  # the stream was cancelled
+                    fut.cancel()
         finally:
             if slot >= 0 and arena is not None:
                 arena.free(slot)

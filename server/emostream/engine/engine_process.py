@@ -42,9 +42,23 @@ from typing import Any
 import numpy as np
 
 from emostream.config import Settings
-from emostream.engine.channel import ArraySpec, FrameDecoder, SlotArena, StatusBlock, encode
+from emostream.engine.channel import FrameDecoder, SlotArena, StatusBlock, encode
 from emostream.engine.costs import CostTable, LinearCost, MeasuredCost
 from emostream.engine.engine_stats import EngineStats
+from emostream.engine.messages import (
+    ArraySpec,
+    Call,
+    Cancel,
+    Done,
+    Dropped,
+    Error,
+    Hello,
+    ToClient,
+    ToEngine,
+    Welcome,
+    pickled,
+    unpickled,
+)
 from emostream.engine.scheduler import EngineScheduler, Plan, StageSpec
 from emostream.voices.base import BatchedStage, StagedVoice
 
@@ -82,11 +96,11 @@ class _Client:
     def __init__(self, sock: socket.socket, cid: int) -> None:
         self.sock = sock
         self.cid = cid
-        self.decoder = FrameDecoder()
+        self.decoder = FrameDecoder(ToEngine)
         self.arena: SlotArena | None = None
         self.outbox: list[bytes] = []  # encoded messages not yet sent (see flush)
 
-    def send(self, message: tuple[Any, ...]) -> None:
+    def send(self, message: ToClient) -> None:
         """Queue ``message``; :meth:`flush` sends what is queued."""
         self.outbox.append(encode(message))
 
@@ -144,7 +158,7 @@ class EngineCore:
 
     # -- messages ------------------------------------------------------------------------
 
-    def _send(self, client: _Client, message: tuple[Any, ...]) -> None:
+    def _send(self, client: _Client, message: ToClient) -> None:
         self.stats.msgs_out += 1
         client.send(message)
         self._unsent[client.cid] = client
@@ -156,33 +170,35 @@ class EngineCore:
             client.flush()
         self._unsent.clear()
 
-    def handle(self, client: _Client, msg: tuple[Any, ...]) -> None:
-        kind = msg[0]
+    def handle(self, client: _Client, msg: ToEngine) -> None:
+        """One message from ``client`` (:mod:`~emostream.engine.messages`), by its type."""
         self.stats.msgs_in += 1
-        if kind == "call":
-            _, rid, stage, stream, due, length, slot, spec, obj, extra = msg[:10]
-            need_by = msg[10] if len(msg) > 10 else None  # None (or absent): the due
-            self.stats.calls_in[stage] += 1
-            self._next += 1
-            call = _Call(client, rid, slot, spec, obj, extra)
-            try:
-                # An acoustic call has no stream (Runner.acoustic): its own id, untracked.
-                key = (client.cid, stream or f"a-{rid}")
-                self.scheduler.submit(self._next, key, stage, length=length, now=self.clock(),
-                                      due=due, payload=call, track=bool(stream),
-                                      need_by=need_by)  # fmt: skip
-            except (KeyError, ValueError) as exc:
-                self._send(client, ("error", rid, f"{type(exc).__name__}: {exc}"))
-                return
-            self._calls[self._next] = call
-        elif kind == "cancel":
-            self.stats.cancels += 1
-            for item in self.scheduler.cancel((client.cid, msg[1])):
-                self._drop(item.rid)
-        elif kind == "hello":
-            _, name, slot_bytes, slots = msg
-            client.arena = SlotArena(slots, slot_bytes, name=name)
-            self._send(client, ("welcome", self.status.name, self.decode_lengths()))
+        match msg:
+            case Call():
+                self._submit(client, msg)
+            case Cancel():
+                self.stats.cancels += 1
+                for item in self.scheduler.cancel((client.cid, msg.stream)):
+                    self._drop(item.rid)
+            case Hello():
+                client.arena = SlotArena(msg.slots, msg.slot_bytes, name=msg.shm_name)
+                self._send(client, Welcome(self.status.name, self.decode_lengths()))
+
+    def _submit(self, client: _Client, msg: Call) -> None:
+        rid, stage, stream = msg.rid, msg.stage, msg.stream
+        self.stats.calls_in[stage] += 1
+        self._next += 1
+        call = _Call(client, rid, msg.slot, msg.spec, unpickled(msg.inline), msg.pad_side)
+        try:
+            # An acoustic call has no stream (Runner.acoustic): its own id, untracked.
+            key = (client.cid, stream or f"a-{rid}")
+            self.scheduler.submit(self._next, key, stage, length=msg.length, now=self.clock(),
+                                  due=msg.due, payload=call, track=bool(stream),
+                                  need_by=msg.need_by)  # fmt: skip
+        except (KeyError, ValueError) as exc:
+            self._send(client, Error(rid, f"{type(exc).__name__}: {exc}"))
+            return
+        self._calls[self._next] = call
 
     def decode_lengths(self) -> dict[str, tuple[int, ...]]:
         """The padded window lengths of each decode stage that pads (told to front ends in
@@ -192,7 +208,7 @@ class EngineCore:
     def _drop(self, rid: int) -> None:
         call = self._calls.pop(rid, None)
         if call is not None:
-            self._send(call.client, ("dropped", call.rid))
+            self._send(call.client, Dropped(call.rid))
 
     def forget(self, client: _Client) -> None:
         """A client went away: its queued calls go, its arena is closed."""
@@ -226,7 +242,7 @@ class EngineCore:
             for item in self.scheduler.fail(plan):
                 call = self._calls.pop(item.rid, None)
                 if call is not None:
-                    self._send(call.client, ("error", call.rid, f"{type(exc).__name__}: {exc}"))
+                    self._send(call.client, Error(call.rid, f"{type(exc).__name__}: {exc}"))
             self.flush()
             self.stats.stage(plan.stage).failed += len(plan.items)
             self.stats.seconds["run"] += perf() - t1
@@ -294,11 +310,11 @@ class EngineCore:
         arena = call.client.arena
         array = value if isinstance(value, np.ndarray) else getattr(value, "frames", None)
         if arena is None or call.slot < 0 or array is None or not arena.fits(array.nbytes):
-            self._send(call.client, ("done", call.rid, None, value))
+            self._send(call.client, Done(call.rid, None, pickled(value)))
             return
         spec = arena.write(call.slot, array)
         rest = None if array is value else (value.unit_frames, value.units)
-        self._send(call.client, ("done", call.rid, spec, rest))
+        self._send(call.client, Done(call.rid, spec, pickled(rest)))
 
     def stats_report(self) -> dict[str, Any]:
         """The stats of the interval since the last report (see
@@ -425,8 +441,8 @@ def device_stages(settings: Settings, voices: Iterable[object]) -> dict[str, Bat
         return {}
     from emostream.engine.acoustic_graphs import BATCHES, GraphedAcoustic
     from emostream.engine.batcher import engine_buckets
-    from emostream.engine.devices import vocoder_backend
     from emostream.engine.graph_pool import CudaGraphDevice, GraphJob, GraphPool
+    from emostream.engine.vocoder_backend import backend_for
     from emostream.models.mel import silence_level
     from emostream.voices.catalog import VOCODER_KEYS, vocoder_choice
 
@@ -435,7 +451,7 @@ def device_stages(settings: Settings, voices: Iterable[object]) -> dict[str, Bat
     pool = GraphPool(device)
     choice = vocoder_choice(settings)
     spec = engine_buckets(choice, settings.vocoder_frames())
-    backend = vocoder_backend(settings, pool=pool)
+    backend = backend_for(settings, pool=pool)
     jobs: list[GraphJob] = backend.graph_jobs(spec.shapes())
     weights = {"vocoder": _param_bytes(backend.model)}
     key = VOCODER_KEYS[choice]

@@ -14,6 +14,9 @@ A backend is called from one thread only (the engine's device thread).
   HiFi-GAN (13 dB SNR against fp32, measured on an H200 while choosing the precision;
   fp16 gives 42 dB, README "GPU engine").
 * :class:`OnnxVocoderBackend`: ONNX Runtime (the CPU path, or onnxruntime-gpu).
+
+:func:`backend_for` builds the cuda backend ``settings`` choose (the engine process's and
+the in-process GPU path's).
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from emostream.config import Settings
 from emostream.engine.graph_pool import CaptureReport, CudaGraphDevice, GraphJob, GraphPool
-from emostream.engine.vocoder_compile import ShapeCompiler
+from emostream.engine.vocoder_compile import ShapeCompiler, compile_mode
 
 log = logging.getLogger(__name__)
 
@@ -292,3 +296,51 @@ class TorchVocoderBackend:
                 device_total_bytes=total,
             )
         return report
+
+
+def backend_for(settings: Settings, *, pool: Any = None) -> Any:
+    """The cuda vocoder backend for ``settings.vocoder``: HiFi-GAN V1 in fp16, or the
+    light vocoder in float32 (CUDA graphs per bucket shape, captured by ``warmup``, or
+    through ``graph_jobs`` into ``pool``: a :class:`~emostream.engine.graph_pool.GraphPool`
+    shared with the process's other models; default: its own). ``vocoder_compile``
+    torch.compiles V1 shape by shape first (the light vocoder stays eager: a warning)."""
+    import torch
+
+    from emostream.voices.catalog import vocoder_choice
+
+    if vocoder_choice(settings) == "lite":
+        if settings.vocoder_compile != "off":
+            log.warning("vocoder_compile=%s ignored: it applies to HiFi-GAN V1 only",
+                        settings.vocoder_compile)  # fmt: skip
+        return TorchVocoderBackend(_lite_module(settings), device="cuda", dtype=torch.float32,
+                                   pool=pool)  # fmt: skip
+    from emostream.models.hifigan import HifiGan
+
+    vocoder = HifiGan.load("universal", checkpoint=settings.vocoder_checkpoint or None)
+    return TorchVocoderBackend(vocoder, device="cuda", pool=pool,
+                               compile_mode=compile_mode(settings.vocoder_compile))  # fmt: skip
+
+
+def _lite_module(settings: Settings) -> Any:
+    """The light vocoder (weights from its shipped ONNX file) as the engine's module:
+    ``[B, 80, L] -> [B, 1, L * hop]``: the network in bf16 autocast as it was trained, the
+    iSTFT in float32 (what ``bench/vocoder_gpu_throughput.py`` measures)."""
+    from torch import nn
+
+    from emostream.models.lite_vocoder import LiteVocoder
+    from emostream.voices.acoustic import find_models_dir
+    from emostream.voices.catalog import LITE_VOCODER
+
+    models_dir = find_models_dir(settings.models_dir)
+    if models_dir is None or not (models_dir / LITE_VOCODER).is_file():
+        raise RuntimeError("EMOSTREAM_VOCODER=lite: the light vocoder is not under models/")
+
+    class Lite(nn.Module):
+        def __init__(self, inner: LiteVocoder) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, mel: Any) -> Any:
+            return self.inner.mixed(mel, bf16=mel.is_cuda).clamp(-1.0, 1.0)[:, None]
+
+    return Lite(LiteVocoder.load(models_dir / LITE_VOCODER))
