@@ -1,5 +1,5 @@
 """FS2 inference on a GPU: eager batched calls vs the bucketed CUDA graphs
-(emostream.engine.acoustic_graphs): per-call wall and host CPU time, and the largest
+(emostream.engine.gpu.acoustic_graphs): per-call wall and host CPU time, and the largest
 difference between the two outputs. Run on the device from the repo root:
 
     PYTHONPATH=server python3 bench/acoustic_graphs.py [--device cuda]
@@ -13,7 +13,7 @@ import time
 import numpy as np
 import torch
 
-from emostream.engine.acoustic_graphs import GraphedAcoustic
+from emostream.engine.gpu.acoustic_graphs import GraphedAcoustic
 from emostream.voices.acoustic import AcousticFamily, find_models_dir, infer_batch
 from emostream.voices.base import Controls
 

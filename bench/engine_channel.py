@@ -1,6 +1,6 @@
 """Round-trip cost of the engine channel (shared memory + Unix socket) on this machine.
 
-An engine process (emostream.engine.engine_process.EngineCore) with two stages that do no
+An engine process (emostream.engine.core.EngineCore) with two stages that do no
 model work: ``decode`` returns zeros ``[B, L * 256]``, ``acoustic`` a zero mel ``[80, 200]``.
 One EngineClient awaits calls one at a time (and, with --concurrency, N at once), so the
 time measured is the channel and the engine loop: a 32-frame mel window in (10 KiB) and
@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from emostream.engine.engine_client import EngineClient
-from emostream.engine.engine_process import EngineCore
+from emostream.engine.client import EngineClient
+from emostream.engine.core import EngineCore
 from emostream.voices.base import BatchedStage, Controls, Latent, VoiceInfo
 
 

@@ -1,6 +1,6 @@
 """Host cost of the engine loop per batch and per item, with stages that cost nothing.
 
-The engine process (emostream.engine.engine_process.EngineCore) runs one thread: what it
+The engine process (emostream.engine.core.EngineCore) runs one thread: what it
 spends around the device call (taking calls off the sockets, scheduling, padding, slicing,
 slot writes, answers) is time the device waits, since the loop runs one synchronous batch
 at a time. This measures that host work on this machine, in one process, with no device:
@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from emostream.engine.channel import SlotArena, encode
-from emostream.engine.engine_process import EngineCore, _Client
+from emostream.engine.core import EngineCore, _Client
 from emostream.engine.messages import Call, Hello, pickled
 from emostream.voices.base import BatchedStage, Latent
 

@@ -1,6 +1,6 @@
 """The engine's scheduler on a simulated H200: how many real-time streams, at what latency.
 
-CPU only, no model and no clock: :func:`emostream.engine.fake_device.simulate` drives the
+CPU only, no model and no clock: :func:`emostream.engine.sim.simulate` drives the
 engine's real :class:`~emostream.engine.scheduler.EngineScheduler` with N closed-loop
 listeners on a device that takes the H200 cost table's time per batch
 (:func:`emostream.engine.costs.h200_table`: the engine's own measurements in the 2026-12-03
@@ -77,8 +77,7 @@ from dataclasses import asdict, replace
 from typing import Any, Literal
 
 from emostream.engine.admission import AdmissionPolicy, decide
-from emostream.engine.batcher import ENGINE_BUCKETS
-from emostream.engine.chunker import ChunkSchedule
+from emostream.engine.chunks import ChunkSchedule
 from emostream.engine.costs import (
     H100_HOST_PER_ITEM_S,
     H100_HOST_PER_PLAN_S,
@@ -87,7 +86,9 @@ from emostream.engine.costs import (
     h100_lite_table,
     h200_table,
 )
-from emostream.engine.fake_device import (
+from emostream.engine.gpu.batcher import ENGINE_BUCKETS
+from emostream.engine.scheduler import EngineScheduler, StageSpec, nearest_rank
+from emostream.engine.sim import (
     ACOUSTIC,
     ACOUSTIC_STAGE,
     FRAME_S,
@@ -98,8 +99,7 @@ from emostream.engine.fake_device import (
     SimResult,
     simulate,
 )
-from emostream.engine.scheduler import EngineScheduler, StageSpec, nearest_rank
-from emostream.engine.streamer import LOOKAHEAD_LEAD_S
+from emostream.stream.streamer import LOOKAHEAD_LEAD_S
 
 ROWS_32 = (1, 2, 4, 8, 12, 16, 20, 24, 28, 32)
 ROWS_64 = ROWS_32 + (40, 48, 56, 64)

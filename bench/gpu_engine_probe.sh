@@ -8,7 +8,7 @@
 #     (2 here) in the server log: per stage batches, batch sizes (histogram), padded lengths,
 #     seconds in the stage's call vs host work around it, item waits; the loop's time by part
 #     (wait / poll / intake / schedule / prep / run / post / deliver / publish), queue depth,
-#     messages, CPU seconds of the loop thread (emostream.engine.engine_stats);
+#     messages, CPU seconds of the loop thread (emostream.engine.stats);
 #   * py-spy: a RECORD_S s speedscope recording of the engine (RATE Hz, idle threads too,
 #     non-blocking), of one front-end worker (RATE/2, idle threads too) and of another with
 #     --gil (whoever holds the GIL: what the worker's event loop waits for), py-spy dumps

@@ -20,10 +20,10 @@ import soxr
 import torch
 
 from emostream.models.mel import magnitude_spectrogram, mel_filterbank
-from emostream.train import corpus
-from emostream.train.kokoro_torch import KokoroTorchTeacher
-from emostream.train.render_gpu import style_tables
-from emostream.train.teacher import KokoroTeacher, load_voices
+from train import corpus
+from train.kokoro_torch import KokoroTorchTeacher
+from train.render_gpu import style_tables
+from train.teacher import KokoroTeacher, load_voices
 
 
 def logmel(audio24k: np.ndarray) -> np.ndarray:

@@ -42,7 +42,7 @@ def speech_mel(frames: int) -> npt.NDArray[np.float32]:
     if not shards:
         rng = np.random.default_rng(0)
         return (rng.standard_normal((80, frames)) * 2.0 - 6.0).astype(np.float32)
-    from emostream.train.corpus import dequantize_mel, read_shard
+    from train.corpus import dequantize_mel, read_shard
 
     parts, n = [], 0
     for u in read_shard(shards[0]):

@@ -96,7 +96,7 @@ def _spoken(n: int, rate: int) -> list[np.ndarray]:
     import asyncio
 
     from emostream.config import Settings
-    from emostream.engine.oneshot import synthesize
+    from emostream.stream.oneshot import synthesize
     from emostream.voices.base import Controls
     from emostream.voices.catalog import load_catalog
 

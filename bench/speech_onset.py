@@ -32,9 +32,9 @@ sys.path.insert(0, str(ROOT / "server"))
 
 from emostream.bench.first_audio import host_info
 from emostream.config import Settings
-from emostream.engine.oneshot import synthesize
-from emostream.train import sentences
+from emostream.stream.oneshot import synthesize
 from emostream.voices.catalog import load_catalog
+from train import sentences
 
 RATE = 24000
 FRAME = RATE // 100  # 10 ms

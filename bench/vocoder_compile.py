@@ -4,7 +4,7 @@
     python bench/vocoder_compile.py --device cpu --smoke --out /tmp/vc.json   # plumbing, CPU
 
 Every figure comes through the engine's own backend
-(:class:`emostream.engine.vocoder_backend.TorchVocoderBackend`, HiFi-GAN V1 in fp16), per
+(:class:`emostream.engine.gpu.vocoder_backend.TorchVocoderBackend`, HiFi-GAN V1 in fp16), per
 ``(batch, frames)`` shape: the engine's buckets (``batcher.ENGINE_BUCKETS``) and 64 x 96:
 
 * ``eager_ms``: fp16 eager, one call on device-resident input;
@@ -50,10 +50,10 @@ sys.path.insert(0, str(ROOT / "server"))
 
 import torch
 
-from emostream.engine.batcher import ENGINE_BUCKETS
-from emostream.engine.chunked import snr_db
-from emostream.engine.vocoder_backend import TorchVocoderBackend
-from emostream.engine.vocoder_compile import MODES
+from emostream.engine.chunks import snr_db
+from emostream.engine.gpu.batcher import ENGINE_BUCKETS
+from emostream.engine.gpu.vocoder_backend import TorchVocoderBackend
+from emostream.engine.gpu.vocoder_compile import MODES
 from emostream.models.hifigan import HifiGan, HifiGanConfig
 
 Shape = tuple[int, int]

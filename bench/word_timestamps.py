@@ -44,7 +44,7 @@ sys.path[:0] = [str(ROOT / "server"), str(ROOT)]  # emostream, and lab (the ASR)
 from emostream.codec.packetizer import OutputFormat
 from emostream.config import Settings
 from emostream.engine.runner import ThreadRunner
-from emostream.engine.streamer import Event, Packet, UtteranceRequest, stream_utterance
+from emostream.stream.streamer import Event, Packet, UtteranceRequest, stream_utterance
 from emostream.text.normalize import normalize
 from emostream.text.splitter import Segmenter
 from emostream.voices.catalog import load_acoustic_family

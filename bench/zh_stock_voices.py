@@ -20,10 +20,10 @@ sys.path[:0] = [str(ROOT / "server"), str(ROOT)]  # emostream, and lab (the ASR)
 from emostream.models.acoustic import AcousticModel
 from emostream.models.hifigan import HifiGan
 from emostream.text.phonemes import G2P, SYMBOLS
-from emostream.train.sentences import heldout
 from emostream.voices.acoustic import AcousticVoice
 from emostream.voices.base import Controls, VoiceInfo
 from lab.asr import cer, syllable_error, whisper_base
+from train.sentences import heldout
 
 torch.set_num_threads(1)
 which = sys.argv[1]
@@ -32,7 +32,7 @@ g2p = G2P()
 texts = heldout("zh")[:42]
 rows = []
 if which == "teacher":
-    from emostream.train.teacher import KokoroTeacher, kokoro_vocab, load_voices
+    from train.teacher import KokoroTeacher, kokoro_vocab, load_voices
 
     t = KokoroTeacher(Path("/tmp/kok/kokoro.onnx"), threads=1)
     vocab = kokoro_vocab()

@@ -191,7 +191,7 @@ class Teacher:
 
     def __init__(self, model: Path, voices: Path, plan: Path, *, threads: int = 2) -> None:
         from emostream.text.phonemes import G2P
-        from emostream.train.teacher import KokoroTeacher, blend, kokoro_vocab, load_voices
+        from train.teacher import KokoroTeacher, blend, kokoro_vocab, load_voices
 
         self.teacher = KokoroTeacher(model, threads=threads)
         self.rows = True  # also scored as a system beside the model (off: embeddings only)
@@ -388,8 +388,8 @@ def similarity(
     server moves it (:func:`emostream.voices.acoustic.clone_embedding`); ``audio_out``, when
     given, receives each clone's 16 kHz renderings of ``texts`` by speaker name."""
     from emostream.voices.acoustic import clone_embedding, speaker_centre
-    from emostream.voices.clip import prepare_clip
-    from emostream.voices.encoder import SpeakerEncoder, cosine
+    from emostream.voices.cloning.clip import prepare_clip
+    from emostream.voices.cloning.encoder import SpeakerEncoder, cosine
     from lab.dvector import DVectorJudge
     from lab.heldout import REAL_SPEAKERS, STOCK_VOICES, margin_summary, speaker_audio
 
@@ -611,7 +611,7 @@ def _write(report: dict[str, Any], output: str | None, t_start: float) -> str:
 def heldout_speakers(teacher: Teacher, own: OwnModel, lang: str) -> dict[str, Any]:
     """Register :data:`~lab.heldout.HELDOUT_VOICES` with the teacher (style tables)
     and the model (GE2E from teacher renderings of conditioning sentences)."""
-    from emostream.voices.encoder import SpeakerEncoder
+    from emostream.voices.cloning.encoder import SpeakerEncoder
     from lab.heldout import HELDOUT_VOICES, conditioning_texts, teacher_embedding
 
     enc = SpeakerEncoder()
@@ -710,8 +710,8 @@ def main(argv: list[str] | None = None) -> int:
     teacher: Teacher | None = None
     if sections & {"intelligibility", "zh"} or a.heldout:
         if a.kokoro_voices and Path(a.kokoro_voices).is_dir():
-            from emostream.train.teacher import assemble_model
             from lab.asr import default_cache_dir
+            from train.teacher import assemble_model
 
             km = (
                 Path(a.kokoro_model)

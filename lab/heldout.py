@@ -1,6 +1,6 @@
 """Held-out speakers, texts and real-speaker clips for ``python -m lab.acoustic_quality --heldout``.
 
-**Texts** are the hand-written held-out lines (:func:`emostream.train.sentences.heldout`,
+**Texts** are the hand-written held-out lines (:func:`train.sentences.heldout`,
 ``models/corpus/heldout/{en,zh}.txt``), never produced by the training generator.
 
 **Synthetic held-out speakers** are Kokoro style tables left out of v0.2 and v0.3 training
@@ -90,7 +90,7 @@ CONDITIONING_SEED = 999
 
 def heldout_texts(lang: str, count: int | None = None) -> list[str]:
     """The first ``count`` hand-written held-out lines of ``lang``."""
-    from emostream.train.sentences import heldout
+    from train.sentences import heldout
 
     lines = heldout(lang)
     return lines if count is None else lines[:count]
@@ -105,7 +105,7 @@ def training_lines(lang: str) -> set[str]:
 
 def conditioning_texts(lang: str, count: int = CONDITIONING_RENDERS) -> list[str]:
     """Sentences for rendering an unseen voice's GE2E: neither training nor held-out text."""
-    from emostream.train.sentences import generate, heldout
+    from train.sentences import generate, heldout
 
     banned = training_lines(lang) | set(heldout(lang))
     pool = [s for s in generate(lang, 50, seed=CONDITIONING_SEED) if s not in banned]

@@ -36,8 +36,8 @@ import torch
 from emostream.models.acoustic import AcousticModel, controls_tensor, predicted_frames
 from emostream.models.acoustic_onnx import Prosody
 from emostream.text.phonemes import LANG_ZH
-from emostream.train.train import Item, load_corpus
 from lab.acoustic_quality import run_record
+from train.train import Item, load_corpus
 
 
 def is_mandarin(it: Item) -> bool:

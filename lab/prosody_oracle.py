@@ -76,11 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     from emostream.models.lite_vocoder_onnx import OnnxLiteVocoder
     from emostream.text.emotion import EMOTIONS
     from emostream.text.phonemes import G2P
-    from emostream.train.corpus import Job, Utterance, dequantize_mel, features
-    from emostream.train.train import collate, to_item
-    from emostream.voices.encoder import SpeakerEncoder
+    from emostream.voices.cloning.encoder import SpeakerEncoder
     from lab.asr import whisper_base
     from lab.heldout import HELDOUT_VOICES, conditioning_texts, heldout_texts, teacher_embedding
+    from train.corpus import Job, Utterance, dequantize_mel, features
+    from train.train import collate, to_item
 
     torch.set_num_threads(a.threads)
     t0 = time.time()

@@ -187,7 +187,7 @@ def synthesize(voice: Voice, text: str, controls: dict[str, Any]) -> npt.NDArray
     """Speak through the streaming path (segments + chunked decode) at 24 kHz."""
     import asyncio
 
-    from emostream.engine.oneshot import synthesize as speak
+    from emostream.stream.oneshot import synthesize as speak
     from emostream.transport.protocol import parse_controls
 
     pcm = asyncio.run(speak(voice, text, parse_controls(controls), sample_rate=RATE))

@@ -25,8 +25,7 @@ from typing import Any
 import numpy as np
 
 from emostream.config import Settings
-from emostream.engine.oneshot import synthesize
-from emostream.train import sentences
+from emostream.stream.oneshot import synthesize
 from emostream.voices.catalog import load_catalog
 from lab.acoustic_quality import (
     dnsmos_scores,
@@ -34,6 +33,7 @@ from lab.acoustic_quality import (
     run_record,
     score_row,
 )
+from train import sentences
 
 log = logging.getLogger(__name__)
 RATE = 24000

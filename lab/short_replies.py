@@ -17,7 +17,7 @@ transcribes (:mod:`lab.asr`, WER after Whisper's normaliser, :func:`score_row`).
 * ``model_untrimmed``: the same mel and durations without the trim;
 * ``model_padded`` (``--padded``): ``model``'s audio with 0.3 s of silence each side (does
   Whisper need more silence around a short clip?);
-* ``served``: the product path (``load_catalog`` + :func:`emostream.engine.oneshot.synthesize`,
+* ``served``: the product path (``load_catalog`` + :func:`emostream.stream.oneshot.synthesize`,
   normalize + chunked decode, 24 kHz);
 * ``teacher``: Kokoro.
 
@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from emostream.voices.clip import frame_db
+from emostream.voices.cloning.clip import frame_db
 from lab.acoustic_quality import (
     MODEL_SR,
     REPO,
@@ -192,7 +192,7 @@ def teacher_tail(audio: FloatArray, symbols: Sequence[str], token_frames: npt.ND
 
 
 def _served(catalog: Any, voice_id: str, text: str) -> FloatArray:
-    from emostream.engine.oneshot import synthesize
+    from emostream.stream.oneshot import synthesize
 
     pcm = asyncio.run(synthesize(catalog.get(voice_id), text, sample_rate=SERVED_SR))
     return np.asarray(pcm.astype(np.float32) / 32768.0, np.float32)

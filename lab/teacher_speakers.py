@@ -69,9 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     import soxr
 
     from emostream.text.phonemes import G2P
-    from emostream.train.teacher import KokoroTeacher, kokoro_vocab, load_voices, speaker_style
     from lab.asr import whisper_base
     from lab.heldout import HELDOUT_VOICES, heldout_texts
+    from train.teacher import KokoroTeacher, kokoro_vocab, load_voices, speaker_style
 
     t0 = time.time()
     specs = json.loads(Path(a.speakers).read_text(encoding="utf-8"))

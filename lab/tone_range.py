@@ -10,7 +10,7 @@ teacher (Kokoro, same phonemes) and by the model on the CPU path with its pitch 
 10th percentile, semitones) of every clip.
 
 Validation, not the held-out protocol: the lines are fresh ones from the training grammar
-(:func:`emostream.train.sentences.generate`, ``--seed``, held-out lines excluded) and the
+(:func:`train.sentences.generate`, ``--seed``, held-out lines excluded) and the
 voices stock ones by default (``--voices``); a factor chosen here is then checked once on the
 held-out sets (``lab.acoustic_quality``).
 
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     t_start = time.time()
-    from emostream.train.sentences import generate
+    from train.sentences import generate
 
     lines = generate("zh", a.lines, seed=a.seed)
     voices = [v for v in a.voices.split(",") if v]

@@ -174,7 +174,7 @@ class FrontEnd:
     def __call__(self, text: str, *, align: bool = True) -> int:
         """Run ``text`` through; returns the number of segments. ``align``: also the word
         alignment of word timestamps (pure Python: difflib; the campaign's costliest step)."""
-        from emostream.engine.oneshot import split_text
+        from emostream.stream.oneshot import split_text
         from emostream.text.normalize import normalize
         from emostream.text.splitter import Segmenter
         from emostream.voices.acoustic import _spoken

@@ -40,7 +40,7 @@ if [ $DEV -eq 1 ]; then
   # Reference implementation for the speaker-encoder parity tests; its own requirements
   # (torch, librosa, webrtcvad) come through the extras above.
   .venv/bin/python -m pip install -q --no-deps "resemblyzer==0.1.4"
-  # Kokoro's torch network for the GPU teacher (emostream.train.kokoro_torch); --no-deps: its
+  # Kokoro's torch network for the GPU teacher (train.kokoro_torch); --no-deps: its
   # declared requirements pull misaki[en] + spaCy, unused when the teacher is fed token ids.
   .venv/bin/python -m pip install -q --no-deps "kokoro==0.9.4"
 else

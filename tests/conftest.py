@@ -25,7 +25,7 @@ def clip_wav(voice: PiperVoice, text: str) -> bytes:
 
     import soundfile as sf
 
-    from emostream.engine.oneshot import synthesize
+    from emostream.stream.oneshot import synthesize
 
     pcm = asyncio.run(synthesize(voice, text, sample_rate=16000))
     buf = io.BytesIO()

@@ -95,29 +95,29 @@ def _describe(graph: dict[str, dict[str, int]], component: list[str]) -> str:
 
 def test_no_import_cycle() -> None:
     graph = import_graph(PACKAGE)
-    assert len(graph) > 100 and graph["emostream.engine.engine_process"]  # it read the package
+    assert len(graph) > 100 and graph["emostream.engine.core"]  # it read the package
     found = cycles(graph)
     assert not found, "import cycles: " + " | ".join(_describe(graph, c) for c in found)
 
 
 def test_the_check_sees_imports_inside_functions(tmp_path: Path) -> None:
-    """The cycle that devices.py and engine_process.py had (2026-12-07): each imported the
+    """The cycle that devices.py and engine_process.py (now core.py) had (2026-12-07): each imported the
     other inside a function; and one closed by a relative import at the top of a file."""
     pkg = tmp_path / "emostream"
     (pkg / "engine").mkdir(parents=True)
     for init in (pkg / "__init__.py", pkg / "engine" / "__init__.py"):
         init.write_text("")
     (pkg / "engine" / "devices.py").write_text(
-        "def client():\n    from emostream.engine.engine_process import EngineHandle\n"
+        "def client():\n    from emostream.engine.core import EngineHandle\n"
     )
-    (pkg / "engine" / "engine_process.py").write_text(
+    (pkg / "engine" / "core.py").write_text(
         "def stages():\n    from emostream.engine import devices\n"
     )
     (pkg / "engine" / "a.py").write_text("from . import b\n")
     (pkg / "engine" / "b.py").write_text("import emostream.engine.a\n")
     graph = import_graph(pkg)
-    assert graph["emostream.engine.devices"] == {"emostream.engine.engine_process": 2}
+    assert graph["emostream.engine.devices"] == {"emostream.engine.core": 2}
     assert sorted(cycles(graph)) == [
         ["emostream.engine.a", "emostream.engine.b"],
-        ["emostream.engine.devices", "emostream.engine.engine_process"],
+        ["emostream.engine.core", "emostream.engine.devices"],
     ]

@@ -1,4 +1,4 @@
-"""The lab's quality judges stay out of the shipped package (issue 17).
+"""The lab's quality judges and the training code stay out of the shipped package.
 
 ``lab/`` (Whisper ASR, DNSMOS, d-vector; ``python -m lab.X`` from a checkout) needs the
 ``[eval]`` extra and is not in the wheel (``packages.find`` looks under ``server/`` only). This
@@ -81,3 +81,20 @@ def test_the_check_sees_the_lab() -> None:
 def test_lab_modules_not_in_the_package() -> None:
     assert {p.stem for p in (PACKAGE / "bench").glob("*.py")} & MOVED == set()
     assert {p.stem for p in LAB.glob("*.py")} >= MOVED
+
+
+def test_training_code_is_not_in_the_package() -> None:
+    """``train/`` (corpus, teacher, training loops; ``python -m train.X`` from a checkout) sits
+    beside ``lab/``, outside ``server/`` and so outside the wheel, and no server module
+    imports it (at the top or inside a function)."""
+    assert not (PACKAGE / "train").exists()
+    assert (ROOT / "train" / "train.py").exists()
+    found = {
+        str(p.relative_to(ROOT)): top_level_imports(p, dynamic=True) & {"train"}
+        for p in sorted(PACKAGE.rglob("*.py"))
+    }
+    assert {k: v for k, v in found.items() if v} == {}
+    where = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+        "setuptools"
+    ]["packages"]["find"]["where"]
+    assert "." not in where and "train" not in where

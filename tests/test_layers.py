@@ -16,19 +16,19 @@ LAYERS: dict[str, int] = {
     "codec": 1,
     "models": 2,
     "voices": 3,
-    "engine": 4,
-    "train": 4,
-    "transport": 5,
-    "cli": 6,
-    "bridge": 6,  # clients of the server run from the CLI (emostream danmaku)
-    "cluster": 6,  # the app on Ray Serve (emostream serve --ray): above the transport
-    "__main__": 6,
-    "bench": 7,  # user-facing benchmarks only (emostream bench X); the lab is in lab/
+    "engine": 4,  # runners, scheduler, admission, the engine process; engine.gpu: CUDA pieces
+    "stream": 5,  # one utterance: the speech service, the streamer, the phrase cache
+    "transport": 6,
+    "cli": 7,
+    "bridge": 7,  # clients of the server run from the CLI (emostream danmaku)
+    "cluster": 7,  # the app on Ray Serve (emostream serve --ray): above the transport
+    "__main__": 7,
+    "bench": 8,  # user-facing benchmarks only (emostream bench X); the lab is in lab/
 }
 
 
 def _layer_of(module: str) -> str:
-    """``emostream.engine.service`` → ``engine``; ``emostream.cli`` → ``cli``."""
+    """``emostream.stream.service`` → ``engine``; ``emostream.cli`` → ``cli``."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "__init__"
 

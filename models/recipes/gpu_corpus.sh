@@ -6,7 +6,8 @@
 #                     64 MiB transfer limit otherwise)
 #   $G/plan/          `corpus_cli pack` output: jobs.jsonl.xz, speakers.json, job_styles.npy
 #   $G/whl/           soxr wheel (cp312 manylinux)
-#   $G/server/        emostream/{__init__,models/{__init__,mel},train/*}.py
+#   $G/server/        emostream/{__init__,models/{__init__,mel}}.py
+#   $G/train/         train/*.py (the training package, beside the server's)
 #   $G/gpu_corpus.sh  this file
 # Device command:  bash .gpujob/acoustic/gpu_corpus.sh [BUDGET_S] [WORKERS] [SKIP]
 set -euo pipefail
@@ -18,7 +19,7 @@ OUTDIR=${OUT:-/tmp/out}
 mkdir -p "$OUTDIR"
 python3 -c "import soxr" 2>/dev/null || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
   --target /tmp/site "$G"/whl/*.whl
-export PYTHONPATH=/tmp/site:$G/server PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
+export PYTHONPATH=/tmp/site:$G/server:$G PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
 python3 - "$G" <<'PY'
 import hashlib, lzma, sys, time
 from pathlib import Path
@@ -28,7 +29,7 @@ if not dst.exists():
 print("model", hashlib.sha256(dst.read_bytes()).hexdigest()[:16], f"{time.time()-t:.1f}s")
 PY
 nproc; python3 -c "import numpy, onnxruntime, soxr; print(numpy.__version__, onnxruntime.__version__)"
-python3 -m emostream.train.corpus_cli synth --plan "$G/plan" --model /tmp/kokoro.onnx \
+python3 -m train.corpus_cli synth --plan "$G/plan" --model /tmp/kokoro.onnx \
   --out "$OUTDIR" --workers "$WORKERS" --budget "$BUDGET" --skip "$SKIP" \
   --prefix "gpu$(date +%Y%m%d%H%M)-s$SKIP" 2>&1 | tee "$OUTDIR/synth.log"
 ls -la "$OUTDIR"

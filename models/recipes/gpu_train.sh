@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # One ≤9-minute training window on the H200 (NOT RUN YET as of 2026-12-02).
 # Prepare (developer machine):
-#   G=/work/main/.gpujob/acoustic_train; mkdir -p $G/server/emostream/{models,text,train,voices}
+#   G=/work/main/.gpujob/acoustic_train; mkdir -p $G/server/emostream/{models,text,voices} $G/train
 #   copy server/emostream/{__init__,models/{__init__,acoustic,mel},text/{__init__,phonemes},
-#        train/{__init__,corpus,train},voices/{__init__,base}}.py under $G/server
+#        voices/{__init__,base}}.py under $G/server and train/{__init__,corpus,train}.py under $G
 #   cp -r models/corpus/v1 $G/corpus            (16 MB)
 #   cp models/recipes/gpu_train.sh $G/
 #   previous window's checkpoint (if any): cp last.pt $G/run/   (≈190 MB with optimiser state:
@@ -15,7 +15,7 @@ G=$(cd "$(dirname "$0")" && pwd)
 BUDGET=${1:-500}
 OUTDIR=${OUT:-/tmp/out}
 mkdir -p "$OUTDIR" "$G/run"
-export PYTHONPATH=$G/server PYTHONUNBUFFERED=1
-python3 -m emostream.train.train --corpus "$G/corpus" --out "$G/run" --budget "$BUDGET" \
+export PYTHONPATH=$G/server:$G PYTHONUNBUFFERED=1
+python3 -m train.train --corpus "$G/corpus" --out "$G/run" --budget "$BUDGET" \
   --eval-every 250 --save-every 1000 2>&1 | tee "$OUTDIR/train.log"
 cp "$G/run/model_fp16.pt" "$G"/run/summary-*.json "$OUTDIR/"

@@ -8,9 +8,9 @@
 # later calls only watch it and collect results.
 #
 # Inputs here: the joined Kokoro ONNX (`python -c "from pathlib import Path; from
-# emostream.train.teacher import assemble_model; assemble_model(Path('/tmp/kok/kokoro.onnx'))"`)
+# train.teacher import assemble_model; assemble_model(Path('/tmp/kok/kokoro.onnx'))"`)
 # and the kokoro-js voices (`cd /tmp/kjs && npm pack kokoro-js@1.2.1 && tar xzf kokoro-js-*.tgz`);
-# the sentences: `.gpujob/v02text/{en,zh}.txt` from `emostream.train.sentences.generate`.
+# the sentences: `.gpujob/v02text/{en,zh}.txt` from `train.sentences.generate`.
 #
 # Window 1 (2026-12-03): SEED=2, no cross speakers, start 650 850, no vocoder.
 # Window 2 (2026-12-03, shipped as acoustic v0.3 + light vocoder v0.2): SEED=3 CROSS_EN=100
@@ -94,7 +94,7 @@
 # Device calls, back to back (the machine goes back after 30 s idle):
 #   1. carry [".gpujob/v02a"]:  bash models/recipes/gpu_window_v02.sh stage a
 #   2. carry [".gpujob/v02b"]:  bash models/recipes/gpu_window_v02.sh stage b
-#   2b. optional, trains the light CPU vocoder alongside (emostream.train.vocoder_gan, against
+#   2b. optional, trains the light CPU vocoder alongside (train.vocoder_gan, against
 #      HiFi-GAN V1 universal on the corpus mels; NOT RUN YET with real V1 weights):
 #      carry [".gpujob/v02c"]:  bash models/recipes/gpu_window_v02.sh stage c
 #   3. (restore models/acoustic and models/vocoder first: `git checkout -- models/acoustic models/vocoder`)
@@ -116,7 +116,7 @@ prepare)
   K=${KOKORO_ONNX:-/tmp/kok/kokoro.onnx}
   [ -f "$K.xz" ] || xz -9e -T2 -k -c "$K" > "$K.xz"
   SEED=${SEED:-2}; TXT=${TEXT_DIR:-.gpujob/v02text-s$SEED}
-  [ -f "$TXT/zh.txt" ] || .venv/bin/python -m emostream.train.corpus_cli text --out "$TXT" \
+  [ -f "$TXT/zh.txt" ] || .venv/bin/python -m train.corpus_cli text --out "$TXT" \
     --en 12000 --zh 12000 --seed "$SEED"
   split -n 3 -d "$K.xz" "$A/k.xz."
   mv "$A/k.xz.02" "$B/"
@@ -132,28 +132,28 @@ prepare)
   .venv/bin/python - "$V" "$B/plan" <<'PY'
 import sys, numpy as np
 from pathlib import Path
-from emostream.train.teacher import load_voices
+from train.teacher import load_voices
 v = load_voices(Path(sys.argv[1]))
 keep = {k: x.astype(np.float16) for k, x in v.items() if k[:1] in "abz"}
 np.savez(Path(sys.argv[2]) / "voices.npz", **keep)
 print(len(keep), "voices")
 PY
-  .venv/bin/python -m emostream.train.corpus_cli plan --text "$TXT" \
+  .venv/bin/python -m train.corpus_cli plan --text "$TXT" \
     --voices "$V" --out "$B/plan" --seed "$SEED" --blends-en "${BLENDS_EN:-180}" \
     --blends-zh "${BLENDS_ZH:-100}" --cross-en "${CROSS_EN:-0}" --cross-zh "${CROSS_ZH:-0}" \
     --exclude "${HELD_OUT:-af_river,am_echo,bf_alice,bm_fable,zf_xiaoyi,zm_yunxia}${VAL_VOICES:+,$VAL_VOICES}" \
     --timbre-only "${TIMBRE_ONLY-zf_xiaoni}" --renderings 2
   if [ -n "${VAL_VOICES:-}" ]; then  # validation voices: out of training, scored every eval
     VTXT=.gpujob/v02text-s$((SEED + 100))
-    [ -f "$VTXT/zh.txt" ] || .venv/bin/python -m emostream.train.corpus_cli text --out "$VTXT" \
+    [ -f "$VTXT/zh.txt" ] || .venv/bin/python -m train.corpus_cli text --out "$VTXT" \
       --en 200 --zh 200 --seed $((SEED + 100))
-    .venv/bin/python -m emostream.train.corpus_cli plan --text "$VTXT" --voices "$V" \
+    .venv/bin/python -m train.corpus_cli plan --text "$VTXT" --voices "$V" \
       --out "$B/plan_val" --seed $((SEED + 100)) --only "$VAL_VOICES" --limit "${VAL_LINES:-150}"
   elif [ "${VAL_NEW:-0}" = 1 ]; then  # validation: new timbres (another seed), mostly Mandarin
     VTXT=.gpujob/v02text-s$((SEED + 100))
-    [ -f "$VTXT/zh.txt" ] || .venv/bin/python -m emostream.train.corpus_cli text --out "$VTXT" \
+    [ -f "$VTXT/zh.txt" ] || .venv/bin/python -m train.corpus_cli text --out "$VTXT" \
       --en 200 --zh 200 --seed $((SEED + 100))
-    .venv/bin/python -m emostream.train.corpus_cli plan --text "$VTXT" --voices "$V" \
+    .venv/bin/python -m train.corpus_cli plan --text "$VTXT" --voices "$V" \
       --out "$B/plan_val" --seed $((SEED + 200)) --new-only --blends-en 2 --blends-zh 3 \
       --cross-en 1 --cross-zh 6 --limit "${VAL_LINES:-150}" --timbre-only "${TIMBRE_ONLY-zf_xiaoni}" \
       --exclude "${HELD_OUT:-af_river,am_echo,bf_alice,bm_fable,zf_xiaoyi,zm_yunxia}"
@@ -205,7 +205,7 @@ stage)
   nvidia-smi --query-gpu=name,driver_version,memory.used --format=csv,noheader; ls $W ;;
 start)
   RENDER=${2:-800}; TRAIN=${3:-1200}
-  mkdir -p $W/logs $W/models; cp -r server $W/; cp -r models/speaker_encoder $W/models/
+  mkdir -p $W/logs $W/models; cp -r server train $W/; cp -r models/speaker_encoder $W/models/
   # Warm start: the shipped ONNX file (needs the onnx wheel, carried in stage b) or a .pt.
   INIT=$(ls models/acoustic/emostream-fs2-*-fp16.pt 2>/dev/null | head -1)
   [ -n "$INIT" ] || INIT=$(ls models/acoustic/emostream-fs2-*.onnx | head -1)
@@ -222,43 +222,43 @@ start)
       [ -f "$f" ] && cp "$f" $W/lite_init.onnx && INITV="--init lite_init.onnx"
     done
     # STUDENT_MELS=1: also on the acoustic model's own mels (the warm-start model,
-    # free-running, as served: emostream.train.student_mels), half of what it samples once
+    # free-running, as served: train.student_mels), half of what it samples once
     # they catch up. Window 3 did; its vocoder sounded worse (DNSMOS −0.1): off by default.
     PRED=""
     if [ "${GTA:-0}" = 1 ]; then  # with VOC_TARGETS=audio: the acoustic model's teacher-forced
       # mels on the teacher's timeline (student_mels --aligned), audio linked beside them
-      VOC="python3 -m emostream.train.student_mels --corpus corpus --model $INITF --aligned"
+      VOC="python3 -m train.student_mels --corpus corpus --model $INITF --aligned"
       VOC="$VOC --out corpus_gta --follow --budget $TRAIN --device cuda > logs/gta.log 2>&1 &
 "
       PRED="--corpus corpus_gta"
     elif [ "${STUDENT_MELS:-0}" = 1 ]; then
-      VOC="python3 -m emostream.train.student_mels --corpus corpus --model $INITF"
+      VOC="python3 -m train.student_mels --corpus corpus --model $INITF"
       VOC="$VOC --out corpus_pred --follow --budget $TRAIN --device cuda"
       VOC="$VOC > logs/student_mels.log 2>&1 &
 "
       PRED="--corpus corpus_pred"
     fi
-    VOC="${VOC}python3 -m emostream.train.vocoder_gan --corpus corpus $PRED --out voc"
+    VOC="${VOC}python3 -m train.vocoder_gan --corpus corpus $PRED --out voc"
     VOC="$VOC --budget $TRAIN --follow --device cuda $TGT $INITV"
     VOC="$VOC > logs/vocoder.log 2>&1 &"
   fi
   VAL=""; VALRENDER=""  # validation voices (prepare with VAL_VOICES): rendered first, briefly
   if [ -d $W/plan_val ]; then
     VAL="--val-corpus corpus_val"
-    VALRENDER="python3 -m emostream.train.render_gpu --plan plan_val --model kokoro.onnx"
+    VALRENDER="python3 -m train.render_gpu --plan plan_val --model kokoro.onnx"
     VALRENDER="$VALRENDER --out corpus_val --workers 4 --batch 16 --budget 120 > logs/render_val.log 2>&1"
   fi
   # ACOUSTIC=0: no acoustic training (a vocoder-only window); the job waits for the rest.
-  TRAINCMD="python3 -m emostream.train.train --corpus corpus --out run --init $INITF --follow $VAL"
+  TRAINCMD="python3 -m train.train --corpus corpus --out run --init $INITF --follow $VAL"
   TRAINCMD="$TRAINCMD --budget $TRAIN --eval-every 500 --save-every 2000 --cooldown ${COOLDOWN:-0}"
   TRAINCMD="$TRAINCMD ${CONTOUR:+--contour $CONTOUR} ${FREEZE:+--freeze $FREEZE} ${MEL_GAN:+--mel-gan $MEL_GAN}"
   TRAINCMD="$TRAINCMD ${TOTAL_DUR:+--total-dur $TOTAL_DUR} > logs/train.log 2>&1"
   [ "${ACOUSTIC:-1}" = 0 ] && TRAINCMD="wait"
   cat > $W/job.sh <<EOF
-export PYTHONPATH=$W/site:$W/server PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
+export PYTHONPATH=$W/site:$W/server:$W PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
 cd $W
 $VALRENDER
-python3 -m emostream.train.render_gpu --plan plan --model kokoro.onnx --out corpus \
+python3 -m train.render_gpu --plan plan --model kokoro.onnx --out corpus \
   --workers \${WORKERS:-12} --batch 16 --budget $RENDER $KEEP > logs/render.log 2>&1 &
 [ "${PARITY:-1}" = 0 ] || timeout 150 python3 bench_kokoro.py --plan plan --model kokoro.onnx --device cuda --n 16 \
   --out logs/parity.json > logs/parity.log 2>&1 &
@@ -277,12 +277,12 @@ vstart)
   # .gpujob/v02c): the vocoder is safe even if the lease ends early. With --follow it takes
   # in the shards a later `start` renders into the same corpus folder.
   TRAIN=${2:-900}
-  mkdir -p $W/logs $W/corpus $W/corpus_v1; cp -r server $W/; cp .gpujob/v02c/hifigan_v1_fp16.pt $W/
+  mkdir -p $W/logs $W/corpus $W/corpus_v1; cp -r server train $W/; cp .gpujob/v02c/hifigan_v1_fp16.pt $W/
   cp models/corpus/v1/*.npz.xz $W/corpus_v1/  # apart: its blend names differ from the plan's
   cat > $W/vjob.sh <<EOF
-export PYTHONPATH=$W/server PYTHONUNBUFFERED=1 OMP_NUM_THREADS=4
+export PYTHONPATH=$W/server:$W PYTHONUNBUFFERED=1 OMP_NUM_THREADS=4
 cd $W
-python3 -m emostream.train.vocoder_gan --corpus corpus_v1 --corpus corpus --out voc \
+python3 -m train.vocoder_gan --corpus corpus_v1 --corpus corpus --out voc \
   --budget $TRAIN --device cuda \
   --teacher hifigan_v1_fp16.pt --follow > logs/vocoder.log 2>&1
 echo done > logs/vocoder.done

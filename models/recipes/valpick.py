@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 from emostream.models.acoustic import AcousticModel
-from emostream.train.train import Item, load_corpus, score
+from train.train import Item, load_corpus, score
 
 
 def score_file(path: Path, items: list[Item], device: torch.device) -> dict[str, float]:

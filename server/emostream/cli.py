@@ -41,8 +41,8 @@ def _serve(args: argparse.Namespace) -> int:
     from emostream.transport.origins import EdgeRules
     from emostream.transport.request_timeouts import GuardedHttpProtocol
     from emostream.transport.ws_utf8 import Utf8CheckedProtocol
-    from emostream.voices.registries import open_registry
-    from emostream.voices.registry import StoreUnavailable
+    from emostream.voices.cloning.registries import open_registry
+    from emostream.voices.cloning.registry import StoreUnavailable
 
     cli = {
         "host": args.host, "port": args.port, "device": args.device,
@@ -106,7 +106,7 @@ def _serve(args: argparse.Namespace) -> int:
     engine = None
     if settings.engine == "process" and not settings.engine_socket:
         # One engine process owns the device for every worker (engine.engine_process).
-        from emostream.engine.engine_process import EngineHandle
+        from emostream.engine.core import EngineHandle
 
         engine = EngineHandle.spawn(settings)
         os.environ["EMOSTREAM_ENGINE_SOCKET"] = engine.socket_path
@@ -200,7 +200,7 @@ def _say(args: argparse.Namespace) -> int:
     import soundfile as sf
 
     from emostream.config import Settings
-    from emostream.engine.oneshot import synthesize
+    from emostream.stream.oneshot import synthesize
     from emostream.transport.protocol import ProtocolError, parse_controls
     from emostream.voices.base import UnsupportedControl
     from emostream.voices.catalog import load_catalog

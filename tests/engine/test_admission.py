@@ -13,16 +13,16 @@ import numpy as np
 
 from emostream.engine.admission import AdmissionPolicy, Decision, Verdict, decide
 from emostream.engine.costs import h200_table
-from emostream.engine.fake_device import (
+from emostream.engine.scheduler import LoadSnapshot
+from emostream.engine.sim import (
     ACOUSTIC,
     FakeDevice,
     SimConfig,
     h200_scheduler,
     simulate,
 )
-from emostream.engine.scheduler import LoadSnapshot
 from emostream.voices.base import BatchedStage, Controls, Latent
-from tests.engine.test_engine_process import _Declares
+from tests.engine.test_core import _Declares
 
 
 def load(**kw: float) -> LoadSnapshot:
@@ -122,8 +122,8 @@ def test_engine_admits_while_lookahead_calls_arrive_within_their_lead() -> None:
     0.2 s ahead and needed 1 s ahead comes back 0.5 s later (after its due, before it is
     needed): the engine counts it on time and the front end admits; one needed 0.3 s ahead
     is late, and admission refuses."""
-    from emostream.engine.engine_client import EngineClient
-    from emostream.engine.engine_process import EngineCore
+    from emostream.engine.client import EngineClient
+    from emostream.engine.core import EngineCore
 
     clock = [100.0]  # the engine's and the front end's clock (a batch takes 0.5 s)
 

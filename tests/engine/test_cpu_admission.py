@@ -21,8 +21,8 @@ from emostream.engine.cpu_admission import CpuAdmissionPolicy, decide, stream_sh
 from emostream.engine.cpu_load import CpuLoad
 from emostream.engine.devices import setup_device
 from emostream.engine.runner import ThreadRunner
-from emostream.engine.service import Busy, SpeechService
-from emostream.engine.streamer import Packet, UtteranceRequest
+from emostream.stream.service import Busy, SpeechService
+from emostream.stream.streamer import Packet, UtteranceRequest
 from emostream.voices.base import Controls, Latent, VoiceInfo
 from emostream.voices.catalog import VoiceCatalog
 

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(
 
 def test_engine_backend_runs_the_shipped_light_vocoder() -> None:
     pytest.importorskip("torch")
-    from emostream.engine.vocoder_backend import TorchVocoderBackend, _lite_module
+    from emostream.engine.gpu.vocoder_backend import TorchVocoderBackend, _lite_module
     from emostream.models.lite_vocoder_onnx import OnnxLiteVocoder
 
     backend = TorchVocoderBackend(_lite_module(Settings()), device="cpu", cuda_graphs=False)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from emostream.engine.chunker import ChunkSchedule
+from emostream.engine.chunks import ChunkSchedule
 from emostream.engine.costs import CostTable, LinearCost, h200_table
-from emostream.engine.fake_device import (
+from emostream.engine.scheduler import EngineScheduler, StageSpec
+from emostream.engine.sim import (
     ACOUSTIC,
     ACOUSTIC_STAGE,
     FRAME_S,
@@ -16,7 +17,6 @@ from emostream.engine.fake_device import (
     h200_scheduler,
     simulate,
 )
-from emostream.engine.scheduler import EngineScheduler, StageSpec
 
 # 1 ms a call + 0.1 ms a row: easy to reason about.
 COST = CostTable({"a": LinearCost(1e-3, 1e-4), "v": LinearCost(1e-3, 1e-4)})
@@ -363,7 +363,7 @@ def test_linger_on_the_busy_share_keeps_more_loadgen_streams() -> None:
     at 700 streams, linger off has late chunks, the busy-share linger none (simulated knee
     625 -> 750; the demand test lingered too little: 650); one stream never waits."""
     from emostream.engine.costs import H200_HOST_PER_ITEM_S, H200_HOST_PER_PLAN_S
-    from emostream.engine.fake_device import LOADGEN_SEGMENTS_S
+    from emostream.engine.sim import LOADGEN_SEGMENTS_S
 
     def run(n: int, linger_s: float) -> SimResult:
         config = SimConfig(streams=n, seconds=8.0, segments=LOADGEN_SEGMENTS_S, lookahead="eager")
@@ -384,7 +384,7 @@ def test_engine_with_the_default_linger_never_delays_one_stream() -> None:
     utterance after utterance, each acoustic call runs in the step that follows its
     submission, never held, and so does every vocoder window."""
     from emostream.config import Settings
-    from emostream.engine.engine_process import EngineCore, _Call
+    from emostream.engine.core import EngineCore, _Call
     from emostream.voices.base import BatchedStage
 
     now = [0.0]

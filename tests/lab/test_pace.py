@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from emostream.models.acoustic import AcousticConfig, AcousticModel
-from emostream.train.train import load_corpus
 from lab import pace
 from tests.train.test_train import TINY, tiny_corpus  # noqa: F401  (the fixture)
+from train.train import load_corpus
 
 
 def _model(frames_per_unit: float, config_pace: float = 1.0) -> AcousticModel:

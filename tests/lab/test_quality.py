@@ -7,7 +7,7 @@ import asyncio
 import numpy as np
 import pytest
 
-from emostream.engine.oneshot import synthesize
+from emostream.stream.oneshot import synthesize
 from emostream.voices.base import Controls
 from emostream.voices.piper_voice import PiperVoice
 from lab.quality import Transcriber, prosody, wer, words

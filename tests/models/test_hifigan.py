@@ -87,7 +87,7 @@ def test_onnx_export_matches_torch(universal: HifiGan, tmp_path: Path) -> None:
 
 
 def test_onnx_backend_runs_a_small_export(tmp_path: Path) -> None:
-    from emostream.engine.vocoder_backend import OnnxVocoderBackend
+    from emostream.engine.gpu.vocoder_backend import OnnxVocoderBackend
     from emostream.models.hifigan_onnx import OnnxHifiGan
 
     torch.manual_seed(0)

@@ -12,7 +12,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from emostream.engine.chunked import snr_db
+from emostream.engine.chunks import snr_db
 from emostream.models.lite_vocoder import (
     CONTEXT_FRAMES,
     LiteVocoder,

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from emostream.train import corpus
+from train import corpus
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -70,7 +70,7 @@ def test_validation_speakers_are_new_timbres_with_their_own_names() -> None:
 
 
 def test_speaker_style_swaps_only_the_decoder_half() -> None:
-    from emostream.train.teacher import TIMBRE_DIMS, speaker_style
+    from train.teacher import TIMBRE_DIMS, speaker_style
 
     rng = np.random.default_rng(0)
     voices = {k: rng.standard_normal((4, 1, 256)).astype(np.float32) for k in ("a", "b", "z")}
@@ -88,7 +88,7 @@ def test_speaker_style_swaps_only_the_decoder_half() -> None:
 @pytest.mark.slow
 def test_tiny_corpus_with_kokoro(tmp_path: Path) -> None:
     pytest.importorskip("kokoro_onnx")
-    from emostream.train.teacher import assemble_model
+    from train.teacher import assemble_model
 
     model = assemble_model(tmp_path / "kokoro.onnx")
     with np.load(DATA / "kokoro_styles_rows0-95.npz") as z:
@@ -127,7 +127,7 @@ def test_plan_only_makes_a_validation_plan_of_stock_voices(tmp_path: Path) -> No
 
     import numpy as np
 
-    from emostream.train import corpus_cli
+    from train import corpus_cli
 
     voices = tmp_path / "voices"
     voices.mkdir()
@@ -159,7 +159,7 @@ def test_blend_of_voices_it_was_not_given_says_which() -> None:
     naming the cause). A missing voice is a KeyError naming it."""
     import numpy as np
 
-    from emostream.train.teacher import blend
+    from train.teacher import blend
 
     with pytest.raises(KeyError, match="af_nova"):
         blend({}, {"af_nova": 1.0})

@@ -32,8 +32,8 @@ def teachers(
 ) -> tuple[object, object]:
     pytest.importorskip("kokoro_onnx")
     pytest.importorskip("transformers")
-    from emostream.train.kokoro_torch import KokoroTorchTeacher
-    from emostream.train.teacher import KokoroTeacher, assemble_model
+    from train.kokoro_torch import KokoroTorchTeacher
+    from train.teacher import KokoroTeacher, assemble_model
 
     model = assemble_model(tmp_path_factory.mktemp("kokoro") / "kokoro.onnx")
     return KokoroTeacher(model, threads=2), KokoroTorchTeacher(model, device=request.param)
@@ -41,7 +41,7 @@ def teachers(
 
 def _cases() -> list[tuple[list[int], np.ndarray]]:
     from emostream.text.phonemes import G2P
-    from emostream.train.teacher import kokoro_vocab
+    from train.teacher import kokoro_vocab
 
     g2p, vocab = G2P(), kokoro_vocab()
     with np.load(DATA / "kokoro_styles_rows0-95.npz") as z:
@@ -53,7 +53,7 @@ def _logmel(audio24k: np.ndarray) -> np.ndarray:
     import soxr
 
     from emostream.models.mel import magnitude_spectrogram, mel_filterbank
-    from emostream.train import corpus
+    from train import corpus
 
     a = soxr.resample(audio24k, 24000, corpus.MEL.sample_rate).astype(np.float32)
     mag = magnitude_spectrogram(a, corpus.MEL)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from emostream.models.mel import mel_spectrogram
-from emostream.train import corpus
+from train import corpus
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -17,8 +17,8 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 def test_render_tiny_plan_on_cpu(tmp_path: Path) -> None:
     pytest.importorskip("kokoro_onnx")
     pytest.importorskip("transformers")
-    from emostream.train.render_gpu import render
-    from emostream.train.teacher import assemble_model
+    from train.render_gpu import render
+    from train.teacher import assemble_model
 
     model = assemble_model(tmp_path / "kokoro.onnx")
     plan = tmp_path / "plan"

@@ -9,7 +9,7 @@ from functools import cache
 
 import pytest
 
-from emostream.train import sentences
+from train import sentences
 
 N = 12_000
 HANZI = re.compile(r"[\u4e00-\u9fff]")

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from emostream.train import corpus
-from emostream.train.student_mels import draw_controls, run
-from emostream.train.vocoder_gan import ShardPool
+from train import corpus
+from train.student_mels import draw_controls, run
+from train.vocoder_gan import ShardPool
 
 V1 = Path(__file__).resolve().parents[2] / "models" / "corpus" / "v1"
 
@@ -63,7 +63,7 @@ def test_emotion_lines_are_spoken_as_served(shipped_model: Path) -> None:
     import torch
 
     from emostream.models.acoustic import AcousticModel
-    from emostream.train.student_mels import predict
+    from train.student_mels import predict
 
     utts = list(itertools.islice(corpus.read_shard(min(V1.glob("*.npz.xz"))), 6))
     model = AcousticModel.load(shipped_model)

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from emostream.train import corpus
-from emostream.train.train import TrainConfig, train, unit_average
+from train import corpus
+from train.train import TrainConfig, train, unit_average
 
 V1 = Path(__file__).resolve().parents[2] / "models" / "corpus" / "v1"
 TINY = {
@@ -73,7 +73,7 @@ def test_warm_starts_from_a_shipped_onnx_file(tiny_corpus: Path, tmp_path: Path)
 
 
 def test_cooldown_brings_the_rate_down_at_the_end(tiny_corpus: Path, tmp_path: Path) -> None:
-    from emostream.train.train import cooldown_factor, lr_at
+    from train.train import cooldown_factor, lr_at
 
     tc = TrainConfig(frames_per_batch=1500, eval_every=100, save_every=100, warmup=10,
                      cooldown=0.5)  # fmt: skip
@@ -140,7 +140,7 @@ def test_frozen_prosody_keeps_the_predictors_and_trains_the_decoder(
     import torch
 
     from emostream.models.acoustic import AcousticModel
-    from emostream.train.train import PROSODY_MODULES, freeze
+    from train.train import PROSODY_MODULES, freeze
 
     tc = TrainConfig(frames_per_batch=1500, eval_every=100, save_every=100, warmup=2)
     train(tiny_corpus, tmp_path / "a", max_steps=2, tc=tc, model_config=TINY, device="cpu")
@@ -180,7 +180,7 @@ def test_mel_discriminator_trains_beside_and_resumes(tiny_corpus: Path, tmp_path
 def test_mel_windows_cut_the_same_place_inside_each_utterance() -> None:
     import torch
 
-    from emostream.train.mel_gan import MelDiscriminator, windows
+    from train.mel_gan import MelDiscriminator, windows
 
     real = torch.arange(2 * 30 * 80, dtype=torch.float32).view(2, 30, 80)
     fake = real + 0.5
@@ -198,7 +198,7 @@ def test_losses_report_the_pace_and_can_train_the_utterance_length(tiny_corpus: 
     import torch
 
     from emostream.models.acoustic import AcousticConfig, AcousticModel
-    from emostream.train.train import collate, load_corpus, losses
+    from train.train import collate, load_corpus, losses
 
     items = load_corpus(tiny_corpus)[:4]
     torch.manual_seed(0)

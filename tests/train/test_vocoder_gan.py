@@ -14,8 +14,8 @@ import torch
 
 from emostream.models.hifigan import HifiGan, HifiGanConfig
 from emostream.models.lite_vocoder import LiteVocoder
-from emostream.train import corpus
-from emostream.train.vocoder_gan import GanConfig, ShardPool, dequantize, held_windows, train
+from train import corpus
+from train.vocoder_gan import GanConfig, ShardPool, dequantize, held_windows, train
 
 V1 = Path(__file__).resolve().parents[2] / "models" / "corpus" / "v1"
 TINY = GanConfig(
@@ -170,7 +170,7 @@ def test_kept_audio_lies_beside_its_shard(tmp_path: Path) -> None:
 
 
 def test_audio_windows_line_up_with_mel_windows(tmp_path: Path) -> None:
-    from emostream.train.vocoder_gan import HOP
+    from train.vocoder_gan import HOP
 
     corpus.write_shard(with_audio(records(4)), tmp_path / "a.npz.xz", preset=1)
     corpus.write_shard(records(3, skip=4), tmp_path / "b.npz.xz", preset=1)  # no audio

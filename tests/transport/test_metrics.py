@@ -8,14 +8,14 @@ import sys
 from pathlib import Path
 
 COUNT = """
-from emostream.engine.metrics import Metrics
+from emostream.stream.metrics import Metrics
 m = Metrics()
 m.utterances.labels("ws", "ok").inc({n})
 m.active_streams.inc({n})
 """
 RENDER = """
 import sys
-from emostream.engine.metrics import Metrics
+from emostream.stream.metrics import Metrics
 sys.stdout.write(Metrics().render().decode())
 """
 

@@ -21,8 +21,8 @@ import websockets
 from emostream.config import Settings
 from emostream.transport.app import create_app
 from emostream.voices.catalog import VoiceCatalog
+from emostream.voices.cloning.registry_redis import RedisVoiceRegistry
 from emostream.voices.piper_voice import PiperVoice
-from emostream.voices.registry_redis import RedisVoiceRegistry
 from tests.conftest import ServerThread
 from tests.transport.conftest import collect
 from tests.voices.voice_fixtures import RedisServer, persistent_redis  # noqa: F401
@@ -101,7 +101,7 @@ async def test_redis_down_fails_closed_and_back_without_restart(
 
             # one warning for the outage, no error, no traceback
             assert all(r.exc_info is None and r.levelno < logging.ERROR for r in server_log)
-            outage = [r for r in server_log if r.name == "emostream.voices.registry_redis"]
+            outage = [r for r in server_log if r.name == "emostream.voices.cloning.registry_redis"]
             assert len(outage) == 1 and "unreachable" in outage[0].getMessage()
 
             await asyncio.to_thread(persistent_redis.start)

@@ -10,12 +10,12 @@ from prometheus_client import CollectorRegistry
 from starlette.applications import Starlette
 
 from emostream.transport.voices_api import voice_routes
-from emostream.voices.cache import EmbeddingCache
-from emostream.voices.clip import Clip, ClipIntake
-from emostream.voices.encoder import SpeakerEncoder, cosine
-from emostream.voices.enroll import Enroller
-from emostream.voices.registry import VoiceRegistry, is_cloned_id
-from tests.voices.test_clip import CATALOGUE
+from emostream.voices.cloning.cache import EmbeddingCache
+from emostream.voices.cloning.clip import Clip, ClipIntake
+from emostream.voices.cloning.encoder import SpeakerEncoder, cosine
+from emostream.voices.cloning.enroll import Enroller
+from emostream.voices.cloning.registry import VoiceRegistry, is_cloned_id
+from tests.voices.cloning.test_clip import CATALOGUE
 from tests.voices.voice_fixtures import RedisServer, to_bytes
 
 Speech = tuple[npt.NDArray[np.float32], int]

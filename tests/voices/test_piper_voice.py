@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from emostream.engine.chunker import ChunkSchedule, trim_output
+from emostream.engine.chunks import ChunkSchedule, trim_output
 from emostream.voices.base import Controls, UnsupportedControl
 from emostream.voices.piper_voice import PiperVoice
 

@@ -39,10 +39,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from emostream.engine.batcher import BucketSpec
-from emostream.engine.chunked import PadSide, pad_frames, pad_side, snr_db
-from emostream.engine.chunker import ChunkSchedule, ChunkWindow
-from emostream.engine.gpu_runner import GpuVocoderEngine
+from emostream.engine.chunks import (
+    ChunkSchedule,
+    ChunkWindow,
+    PadSide,
+    pad_frames,
+    pad_side,
+    snr_db,
+)
+from emostream.engine.gpu.batcher import BucketSpec
+from emostream.engine.gpu.runner import GpuVocoderEngine
 from emostream.models.mel import silence_level
 
 log = logging.getLogger("emostream.bench.vocoder")
@@ -164,7 +170,7 @@ def _gpu_times(backend: Any, batch: int, frames: int, min_time: float) -> list[f
 def _backends(model: Any, args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
-    from emostream.engine.vocoder_backend import TorchVocoderBackend
+    from emostream.engine.gpu.vocoder_backend import TorchVocoderBackend
 
     cuda = torch.device(args.device).type == "cuda"
     configs = {"eager_fp32": (torch.float32, False)}

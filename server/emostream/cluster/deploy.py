@@ -17,7 +17,7 @@ settings as arguments) deploys, under the application name ``ray_app``:
   light vocoder, for streams admitted while every model replica is full.
 
 Clones must be shared: set ``voice_registry_url`` to a Redis with persistence
-(:mod:`emostream.voices.registry_redis`); with the SQLite default each ingress has its own.
+(:mod:`emostream.voices.cloning.registry_redis`); with the SQLite default each ingress has its own.
 """
 
 from __future__ import annotations

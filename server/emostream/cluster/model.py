@@ -34,11 +34,11 @@ import numpy as np
 import numpy.typing as npt
 
 from emostream.config import Settings
-from emostream.engine.chunked import PadSide
+from emostream.engine.chunks import PadSide
 from emostream.engine.devices import DeviceSetup, setup_device
 from emostream.voices.base import Controls, Latent, Voice
-from emostream.voices.cache import LRU
 from emostream.voices.catalog import VoiceCatalog, load_catalog
+from emostream.voices.cloning.cache import LRU
 
 log = logging.getLogger(__name__)
 

@@ -37,10 +37,10 @@ import numpy.typing as npt
 
 from emostream.config import Settings
 from emostream.engine.admission import Decision, Verdict
-from emostream.engine.chunked import PadSide
+from emostream.engine.chunks import PadSide
 from emostream.engine.devices import DeviceSetup
 from emostream.voices.base import Controls, Latent, Voice
-from emostream.voices.registry import is_cloned_id
+from emostream.voices.cloning.registry import is_cloned_id
 
 log = logging.getLogger(__name__)
 

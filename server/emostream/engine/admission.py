@@ -17,7 +17,7 @@ is not ``enabled``: benchmarks of the raw ceiling, ``EMOSTREAM_ENGINE_ADMISSION=
 * **lateness**: a non-urgent call delivered late within the window refuses until the
   window has none. Late is after the call's ``need_by``, when its listener ran out of
   audio for want of it (a server-side underrun), not after its scheduling due: a later
-  segment's acoustic call is due :data:`~emostream.engine.streamer.LOOKAHEAD_LEAD_S`
+  segment's acoustic call is due :data:`~emostream.stream.streamer.LOOKAHEAD_LEAD_S`
   before that, and arriving within the lead starves no one
   (:class:`~emostream.engine.scheduler.WorkItem`'s ``need_by``);
 * **first audio**: the engine's p95 latency of urgent calls (first chunks) grows as
@@ -26,7 +26,7 @@ is not ``enabled``: benchmarks of the raw ceiling, ``EMOSTREAM_ENGINE_ADMISSION=
 
 A refusal is :attr:`Verdict.LITE` when the policy has a lighter path to offer
 (``lite``), else :attr:`Verdict.REFUSE`; the service turns a refusal into the same ``busy``
-error as its stream limit (:class:`emostream.engine.service.Busy`). The CPU path's own
+error as its stream limit (:class:`emostream.stream.service.Busy`). The CPU path's own
 admission (:mod:`emostream.engine.cpu_admission`) gives the same :class:`Decision`.
 """
 

@@ -31,7 +31,7 @@ serving no one; nor while the policy is not ``enabled`` (benchmarks of the raw c
 figures are still computed). A refusal says when to try again (``retry_after_s``): when
 the evidence behind it leaves the window, as far as that is known (the runner spreads it by up
 to ``retry_spread`` more). The service turns it into its ``busy`` error
-(:class:`emostream.engine.service.Busy`).
+(:class:`emostream.stream.service.Busy`).
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ class DeviceSetup:
         model's CUDA graphs."""
         if not acoustic_graphs or self.engine is None or catalog.family is None:
             return  # nothing to capture (and the CPU path must not import torch)
-        from emostream.engine.gpu_runner import GpuRunner
+        from emostream.engine.gpu.runner import GpuRunner
         from emostream.models.acoustic import AcousticModel
 
         family = catalog.family
@@ -70,8 +70,8 @@ def frontend_settings(settings: Settings) -> Settings:
 async def _engine_client(settings: Settings) -> DeviceSetup:
     """Connect to the engine process at ``engine_socket``, or start one."""
     from emostream.engine.admission import AdmissionPolicy
-    from emostream.engine.engine_client import EngineClient
-    from emostream.engine.engine_process import EngineHandle
+    from emostream.engine.client import EngineClient
+    from emostream.engine.core import EngineHandle
 
     handle = None
     path = settings.engine_socket
@@ -114,9 +114,9 @@ async def setup_device(settings: Settings) -> DeviceSetup:
         raise RuntimeError("--device cuda needs the [gpu] extra (torch)") from exc
     if not torch.cuda.is_available():
         raise RuntimeError("--device cuda: torch sees no CUDA device")
-    from emostream.engine.batcher import LITE_ENGINE_BUCKETS
-    from emostream.engine.gpu_runner import GpuRunner, GpuVocoderEngine
-    from emostream.engine.vocoder_backend import backend_for
+    from emostream.engine.gpu.batcher import LITE_ENGINE_BUCKETS
+    from emostream.engine.gpu.runner import GpuRunner, GpuVocoderEngine
+    from emostream.engine.gpu.vocoder_backend import backend_for
     from emostream.voices.catalog import vocoder_choice
 
     # V1 keeps the in-process engine's default shapes; the light vocoder's windows (29

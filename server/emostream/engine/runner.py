@@ -8,7 +8,7 @@ first, the usual rule for real-time work). A GPU runner implements the same coro
 
 A call may also say when the listener actually runs out of audio without it, ``need_by``
 (default: the deadline), where it is scheduled ahead of that: the streamer's look-ahead
-acoustic calls are due :data:`~emostream.engine.streamer.LOOKAHEAD_LEAD_S` early. Runners
+acoustic calls are due :data:`~emostream.stream.streamer.LOOKAHEAD_LEAD_S` early. Runners
 order by the deadline; one that counts late calls (the engine process's scheduler, which
 admission reads; :class:`ThreadRunner` with an admission policy) counts those delivered after
 ``need_by``. Runners that count none accept and ignore it.
@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from emostream.engine.admission import Decision, Verdict
-from emostream.engine.chunked import PadSide
+from emostream.engine.chunks import PadSide
 from emostream.engine.cpu_admission import CpuAdmissionPolicy, decide
 from emostream.engine.cpu_load import CallKind, CpuLoadTracker
 from emostream.voices.base import Controls, Latent, Voice
@@ -80,7 +80,7 @@ class Runner(Protocol):
 @runtime_checkable
 class StreamAffine(Protocol):
     """A runner that places each stream on one backend for its life (the Ray Serve runner,
-    :mod:`emostream.cluster.ray_runner`). :class:`~emostream.engine.service.SpeechService`
+    :mod:`emostream.cluster.ray_runner`). :class:`~emostream.stream.service.SpeechService`
     hands it a stream's output iterator before the first item is taken: ``bind`` places the
     stream (on a lighter path when ``degraded`` names one) and gives back the iterator, which
     raises as soon as that backend is lost, even while the stream waits for text."""
@@ -94,7 +94,7 @@ class StreamAffine(Protocol):
 class Bucketed(Protocol):
     """A runner whose decoder pads windows to a few lengths (the GPU engine's CUDA graph
     shapes); the streamer then fills each window to its bucket
-    (:class:`~emostream.engine.chunker.ChunkSchedule` ``buckets``)."""
+    (:class:`~emostream.engine.chunks.ChunkSchedule` ``buckets``)."""
 
     def decode_buckets(self, voice: Voice) -> tuple[int, ...]:
         """The padded window lengths of ``voice``'s decode calls (empty: unpadded)."""

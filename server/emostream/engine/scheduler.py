@@ -1,6 +1,6 @@
 """One scheduler for every model call of every stream on one device (sans-I/O).
 
-The engine process (:mod:`emostream.engine.engine_process`) runs the loop vLLM's
+The engine process (:mod:`emostream.engine.core`) runs the loop vLLM's
 ``EngineCore.step`` has: **schedule** (this module picks the next batch), **execute** (the
 device runs it), **deliver** (results go back by request id). Acoustic-model calls and
 vocoder windows share one queue, so the two stages no longer have their own threads and
@@ -18,7 +18,7 @@ schedulers competing for the device.
 * **Late**: an item may also carry ``need_by``, when the listener actually runs out of
   audio without it (default: its ``due``). A caller that schedules a call ahead of that,
   as the streamer does with a later segment's acoustic call (due
-  :data:`~emostream.engine.streamer.LOOKAHEAD_LEAD_S` before the listener could run out),
+  :data:`~emostream.stream.streamer.LOOKAHEAD_LEAD_S` before the listener could run out),
   passes both: the call is ordered by ``due`` but counted late (``stats.late``,
   :meth:`EngineScheduler.load`'s ``late_recent``, which admission refuses on) only when
   delivered after ``need_by``. Counted against ``due``, an H100 run of the whole server at
@@ -74,6 +74,9 @@ from typing import Any, Protocol
 
 # A lingering stage's batch is "small" while its cost per row is above this multiple of a
 # full batch's (H200 acoustic graphs: held below 16 rows, 0.41 vs 0.33 ms a request).
+# When a stream's listener has less than this much audio buffered, its next chunk is short
+# again (the streamer's rule; the engine simulator follows it).
+REFILL_AHEAD_S = 0.3
 LINGER_GAIN = 1.25
 
 

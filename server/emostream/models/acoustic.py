@@ -24,7 +24,7 @@ its frames, :mod:`emostream.models.contour`): slope and bend, what tells Mandari
 ``contour`` channels of its unit features, and :meth:`AcousticModel.regulate` turns them into
 frame features; without it (v0.1–v0.3) both are as before.
 
-Targets come from :mod:`emostream.train.corpus`: mel frames per unit, mean log-F0 over a
+Targets come from :mod:`train.corpus`: mel frames per unit, mean log-F0 over a
 unit's voiced frames (0 when it has none), mean log-energy per unit. Normalisation constants
 live in :class:`AcousticConfig` so a checkpoint carries them.
 """

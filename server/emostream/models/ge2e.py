@@ -3,7 +3,7 @@
 
 The network: a 3-layer LSTM (40 mel bins in, 256 hidden) over a 160-frame (1.6 s) partial
 utterance; the last layer's final hidden state goes through a 256→256 linear layer, a ReLU and an
-L2 normalisation. The server runs the exported ONNX on CPU (:mod:`emostream.voices.encoder`, no
+L2 normalisation. The server runs the exported ONNX on CPU (:mod:`emostream.voices.cloning.encoder`, no
 torch needed); a GPU engine may batch this module directly.
 
 Export (needs torch and the ``resemblyzer`` wheel installed with ``--no-deps``; its Python code is

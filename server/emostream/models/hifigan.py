@@ -9,7 +9,7 @@ read the state dict and fold weight norm into plain convolution weights.
 Input: log-mel ``[batch, 80, frames]`` (see :mod:`emostream.models.mel`); output: audio
 ``[batch, 1, frames * 256]`` in [-1, 1]. The network is purely convolutional, so a window
 of frames with enough context on both sides (:data:`CONTEXT_FRAMES`) decodes to the same
-samples as the whole utterance would (see :mod:`emostream.engine.chunked`).
+samples as the whole utterance would (see :mod:`emostream.engine.chunks`).
 
 The same module exports to ONNX (:meth:`HifiGan.export_onnx`) for the CPU path; see
 :mod:`emostream.models.hifigan_onnx` for running it.

@@ -2,7 +2,7 @@
 
 Same input as HiFi-GAN V1 (:mod:`emostream.models.hifigan`): 80-bin natural-log mels at
 22.05 kHz, hop 256 (:mod:`emostream.models.mel`). It is trained by distillation against V1
-universal's audio (:mod:`emostream.train.vocoder_gan`) and runs on one CPU core through ONNX
+universal's audio (:mod:`train.vocoder_gan`) and runs on one CPU core through ONNX
 Runtime.
 
 Architecture (:class:`LiteVocoderConfig` defaults)::

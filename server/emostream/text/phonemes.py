@@ -13,7 +13,7 @@ One symbol table covers both languages:
 
 Every unit also knows its *teacher text*: the Kokoro-82M input characters it stands for. The
 teacher corpus feeds Kokoro the concatenation of teacher texts, so Kokoro's per-token durations
-sum exactly onto our units (see :mod:`emostream.train.teacher`). For Mandarin, the teacher text
+sum exactly onto our units (see :mod:`train.teacher`). For Mandarin, the teacher text
 is the IPA that ``misaki``'s legacy Chinese G2P (the one Kokoro v1.0 was trained with) gives
 for the syllable, split between initial and final; tone arrows belong to the final.
 """

@@ -17,8 +17,8 @@ from starlette.staticfiles import StaticFiles
 
 from emostream.config import Settings
 from emostream.engine.devices import DeviceSetup, frontend_settings, setup_device
-from emostream.engine.metrics import Metrics
-from emostream.engine.service import SpeechService
+from emostream.stream.metrics import Metrics
+from emostream.stream.service import SpeechService
 from emostream.text.handles import warm as warm_handles
 from emostream.transport import http
 from emostream.transport.auth import authenticator, is_loopback
@@ -28,13 +28,13 @@ from emostream.transport.limits import KeyLimits
 from emostream.transport.origins import EdgeRules
 from emostream.transport.voices_api import voice_routes
 from emostream.transport.ws import stream_endpoint
-from emostream.voices.cache import EmbeddingCache
 from emostream.voices.catalog import VoiceCatalog, load_catalog
-from emostream.voices.clip import ClipIntake
-from emostream.voices.encoder import SpeakerEncoder, default_model_path
-from emostream.voices.enroll import Enroller
-from emostream.voices.registries import open_registry
-from emostream.voices.registry import StoreUnavailable, VoiceStore
+from emostream.voices.cloning.cache import EmbeddingCache
+from emostream.voices.cloning.clip import ClipIntake
+from emostream.voices.cloning.encoder import SpeakerEncoder, default_model_path
+from emostream.voices.cloning.enroll import Enroller
+from emostream.voices.cloning.registries import open_registry
+from emostream.voices.cloning.registry import StoreUnavailable, VoiceStore
 from emostream.voices.versions import model_versions
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ def create_app(
 
     Raises :class:`~emostream.transport.auth.ConfigError` when the security settings refuse
     (a non-loopback host with no API keys, unless ``allow_unauthenticated``; an allowed origin
-    or host that is not one), and :class:`~emostream.voices.registry.StoreUnavailable` when
+    or host that is not one), and :class:`~emostream.voices.cloning.registry.StoreUnavailable` when
     the voice registry's Redis cannot be reached. Later, while it cannot, every route that
     needs it answers ``503 store_unavailable``
     (:func:`emostream.transport.http.store_unavailable`)."""

@@ -8,7 +8,7 @@ from typing import Any
 
 from starlette.responses import JSONResponse
 
-from emostream.engine.service import Busy
+from emostream.stream.service import Busy
 
 
 def error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:

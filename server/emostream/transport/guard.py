@@ -28,11 +28,11 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from emostream.engine.metrics import Metrics
+from emostream.stream.metrics import Metrics
 from emostream.transport.auth import Authenticator, AuthError, bearer, subprotocol_token
 from emostream.transport.errors import error
 from emostream.transport.origins import EdgeRules
-from emostream.voices.registry import VoiceStore, is_cloned_id
+from emostream.voices.cloning.registry import VoiceStore, is_cloned_id
 
 PRINCIPAL = "emostream.principal"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})

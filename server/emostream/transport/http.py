@@ -13,9 +13,9 @@ from starlette.types import Receive, Scope, Send
 
 from emostream.codec.containers import OggOpusWriter, wav_header
 from emostream.codec.packetizer import FRAME_MS, OutputFormat
-from emostream.engine.oneshot import split_text
-from emostream.engine.service import Busy, Slot, SpeechService
-from emostream.engine.streamer import Packet, UtteranceRequest
+from emostream.stream.oneshot import split_text
+from emostream.stream.service import Busy, Slot, SpeechService
+from emostream.stream.streamer import Packet, UtteranceRequest
 from emostream.text.espeak import EspeakCrashed
 from emostream.transport.errors import busy_response, error
 from emostream.transport.guard import principal_of, voice_visible
@@ -29,7 +29,7 @@ from emostream.transport.protocol import (
     voice_field,
 )
 from emostream.voices.base import UnsupportedControl, check_controls
-from emostream.voices.registry import StoreUnavailable
+from emostream.voices.cloning.registry import StoreUnavailable
 
 log = logging.getLogger(__name__)
 

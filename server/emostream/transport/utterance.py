@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from emostream.engine.service import Slot
+from emostream.stream.service import Slot
 from emostream.transport.contexts import tagged
 from emostream.transport.frames import encode_frame
 from emostream.transport.limits import StreamPermit

@@ -5,10 +5,10 @@ the app (:func:`emostream.transport.http.voices`).
 
 ``POST /v1/voices`` takes ``multipart/form-data`` with ``file`` (the reference clip: WAV, FLAC,
 Ogg Vorbis/Opus, MP3; WebM/MP4 with PyAV) and ``name``, enrols the clip
-(:meth:`emostream.voices.enroll.Enroller.enroll`) and answers ``201`` with the voice as JSON
+(:meth:`emostream.voices.cloning.enroll.Enroller.enroll`) and answers ``201`` with the voice as JSON
 (``id`` among it). Every refusal is ``4xx`` with ``{"error": {"code", "message"}}`` and nothing
-stored; clip codes are those of :class:`emostream.voices.clip.ClipError`. While the registry
-cannot be reached every route raises :class:`~emostream.voices.registry.StoreUnavailable`, which
+stored; clip codes are those of :class:`emostream.voices.cloning.clip.ClipError`. While the registry
+cannot be reached every route raises :class:`~emostream.voices.cloning.registry.StoreUnavailable`, which
 the app answers ``503 store_unavailable``; an upload is refused so before its quota is charged
 or its clip read.
 """
@@ -23,12 +23,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from emostream.engine.metrics import Metrics
+from emostream.stream.metrics import Metrics
 from emostream.transport.errors import error
 from emostream.transport.limits import KeyLimits, LimitExceeded
-from emostream.voices.clip import ClipError
-from emostream.voices.enroll import Enroller
-from emostream.voices.registry import ClonedVoice, VoiceStore, clean_name
+from emostream.voices.cloning.clip import ClipError
+from emostream.voices.cloning.enroll import Enroller
+from emostream.voices.cloning.registry import ClonedVoice, VoiceStore, clean_name
 
 log = logging.getLogger(__name__)
 

@@ -53,8 +53,8 @@ from typing import Any
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from emostream.codec.packetizer import FRAME_MS
-from emostream.engine.service import Busy, SpeechService
-from emostream.engine.streamer import Packet, UtteranceRequest, UtteranceStats
+from emostream.stream.service import Busy, SpeechService
+from emostream.stream.streamer import Packet, UtteranceRequest, UtteranceStats
 from emostream.text.espeak import EspeakCrashed
 from emostream.transport.contexts import ContextRouter, Routed, tagged
 from emostream.transport.drain import GOING_AWAY, SHUTTING_DOWN, Drain
@@ -85,8 +85,8 @@ from emostream.transport.protocol import (
 from emostream.transport.utterance import END, Utterance, segment_texts
 from emostream.transport.ws_utf8 import INVALID_UTF8, INVALID_UTF8_REASON
 from emostream.voices.base import Voice, VoiceInfo
-from emostream.voices.clip import ClipError
-from emostream.voices.registry import StoreUnavailable
+from emostream.voices.cloning.clip import ClipError
+from emostream.voices.cloning.registry import StoreUnavailable
 
 log = logging.getLogger(__name__)
 SUBPROTOCOL = "emostream.v1"  # accepted when offered (browsers passing a token offer both)

@@ -6,7 +6,7 @@ A voice is split in two stages so that audio can stream:
   (mels for a FastSpeech2-class model, VITS latents for Piper) plus durations;
 * ``decode(frames)`` turns a window of frames into audio, ``hop_length`` samples per frame.
 
-The engine runs ``decode`` on overlapping windows (see :mod:`emostream.engine.chunker`).
+The engine runs ``decode`` on overlapping windows (see :mod:`emostream.engine.chunks`).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from emostream.text.emotion import LIMITS, ProsodyControls
-from emostream.voices.clip import SAMPLE_RATE, active_frames, frame_db
+from emostream.voices.cloning.clip import SAMPLE_RATE, active_frames, frame_db
 
 FloatArray = npt.NDArray[np.float32]
 

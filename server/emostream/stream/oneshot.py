@@ -1,0 +1,50 @@
+"""Whole-utterance synthesis through the streaming path (CLI ``say``, evaluation)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import numpy as np
+import numpy.typing as npt
+
+from emostream.codec.packetizer import OutputFormat
+from emostream.engine.runner import Runner, ThreadRunner
+from emostream.stream.streamer import Packet, UtteranceRequest, stream_utterance
+from emostream.text.normalize import normalize
+from emostream.text.splitter import Segmenter
+from emostream.voices.base import Controls, Voice
+
+
+def split_text(text: str) -> list[str]:
+    seg = Segmenter()
+    return seg.feed(normalize(text)) + seg.flush()
+
+
+async def synthesize(
+    voice: Voice,
+    text: str,
+    controls: Controls | None = None,
+    *,
+    sample_rate: int = 24000,
+    runner: Runner | None = None,
+) -> npt.NDArray[np.int16]:
+    """Speak ``text`` and return the whole s16 PCM at ``sample_rate`` (16/24/48 kHz)."""
+    own = runner is None
+    runner = runner or ThreadRunner(workers=1)
+
+    async def segments() -> AsyncIterator[str]:
+        for t in split_text(text):
+            yield t
+
+    request = UtteranceRequest(
+        voice=voice, controls=controls or Controls(), fmt=OutputFormat("pcm_s16le", sample_rate)
+    )
+    chunks: list[bytes] = []
+    try:
+        async for item in stream_utterance(request, segments(), runner):
+            if isinstance(item, Packet):
+                chunks.append(item.data)
+    finally:
+        if own:
+            runner.close()
+    return np.frombuffer(b"".join(chunks), dtype=np.int16)

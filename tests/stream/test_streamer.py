@@ -1,0 +1,175 @@
+"""The streamer's windows: filled to the buckets of a runner that pads (the engine path)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import numpy as np
+import numpy.typing as npt
+
+from emostream.codec.packetizer import OutputFormat
+from emostream.engine.chunks import PadSide
+from emostream.engine.runner import Bucketed
+from emostream.stream.streamer import Packet, UtteranceRequest, UtteranceStats, stream_utterance
+from emostream.voices.base import Controls, Latent, Voice, VoiceInfo
+
+HOP = 256
+FRAMES = 344  # 4 s of audio
+
+
+class _Voice:
+    info = VoiceInfo("t", "t", "en", 22050, ())
+    hop_length = HOP
+    context_frames = 14
+
+
+class _Runner:
+    """Records the windows it is asked to decode; pads to ``buckets`` when given."""
+
+    def __init__(self) -> None:
+        self.windows: list[int] = []
+        self.window_needs: list[tuple[float | None, float | None]] = []  # (deadline, need_by)
+
+    async def acoustic(
+        self,
+        voice: Voice,
+        text: str,
+        controls: Controls,
+        *,
+        deadline: float | None = None,
+        need_by: float | None = None,
+    ) -> Latent:
+        return Latent(np.zeros((80, FRAMES), np.float32))
+
+    async def decode(
+        self,
+        voice: Voice,
+        frames: npt.NDArray[np.float32],
+        *,
+        stream_id: str,
+        pad_side: PadSide = "right",
+        deadline: float | None = None,
+        need_by: float | None = None,
+    ) -> npt.NDArray[np.float32]:
+        self.windows.append(int(frames.shape[1]))
+        self.window_needs.append((deadline, need_by))
+        return np.zeros(frames.shape[1] * HOP, np.float32)
+
+    def cancel(self, stream_id: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class _Padding(_Runner):
+    def decode_buckets(self, voice: Voice) -> tuple[int, ...]:
+        return (32, 96)
+
+
+async def _windows(runner: _Runner) -> tuple[list[int], int]:
+    async def one() -> AsyncIterator[str]:
+        yield "hello"
+
+    voice: Voice = _Voice()  # type: ignore[assignment]
+    request = UtteranceRequest(voice=voice, fmt=OutputFormat(codec="pcm_s16le"))
+    items = [i async for i in stream_utterance(request, one(), runner)]
+    samples = sum(i.samples for i in items if isinstance(i, Packet))
+    return runner.windows, samples
+
+
+async def test_windows_fill_the_buckets_of_a_padding_runner() -> None:
+    assert isinstance(_Padding(), Bucketed) and not isinstance(_Runner(), Bucketed)
+    planned, audio = await _windows(_Runner())
+    assert planned == [28, 49, 59, 74, 76, 76, 76, 76, 54]  # 14, 21, 31, 46, 48 ... frames
+    filled, filled_audio = await _windows(_Padding())
+    assert filled == [32, 96, 96, 96, 96, 68]  # 18, 68, 68, 68, 68, 54 frames
+    assert filled_audio == audio  # the same audio, in fewer calls
+
+
+class _Deadlines(_Runner):
+    """Records each acoustic call's deadline (and need_by) against the clock when it was
+    made."""
+
+    def __init__(self, clock: list[float]) -> None:
+        super().__init__()
+        self.clock = clock
+        self.calls: list[tuple[float, float | None]] = []
+        self.needs: list[float | None] = []
+
+    async def acoustic(
+        self,
+        voice: Voice,
+        text: str,
+        controls: Controls,
+        *,
+        deadline: float | None = None,
+        need_by: float | None = None,
+    ) -> Latent:
+        self.calls.append((self.clock[0], deadline))
+        self.needs.append(need_by)
+        self.clock[0] += 0.01  # each call takes 10 ms
+        return await super().acoustic(voice, text, controls, deadline=deadline)
+
+
+async def _three_segments(stats: UtteranceStats) -> _Deadlines:
+    """A reply of three segments streamed on a still clock; its runner's calls."""
+    now = [100.0]
+
+    async def three() -> AsyncIterator[str]:
+        for text in ("one.", "two.", "three."):
+            yield text
+
+    runner = _Deadlines(now)
+    voice: Voice = _Voice()  # type: ignore[assignment]
+    request = UtteranceRequest(voice=voice, fmt=OutputFormat(codec="pcm_s16le"))
+    items = [i async for i in stream_utterance(request, three(), runner, stats=stats,
+                                               clock=lambda: now[0])]  # fmt: skip
+    assert sum(i.samples for i in items if isinstance(i, Packet)) > 0
+    return runner
+
+
+async def test_lookahead_calls_are_due_before_the_planned_audio_runs_out() -> None:
+    """A reply's first acoustic call is due at once; the next one when the listener could
+    run out of the first segment's 4 s (less the lead), not at once because no audio was
+    sent yet (the sent-audio rule made 94 % of a GPU run's acoustic calls urgent)."""
+    from emostream.stream.streamer import LOOKAHEAD_LEAD_S
+
+    stats = UtteranceStats()
+    runner = await _three_segments(stats)
+    seg_s = FRAMES * HOP / 22050
+    (t0, d0), (t1, d1), (_t2, d2) = runner.calls
+    assert d0 == t0  # the first: at once
+    start = stats.first_audio_at if stats.first_audio_at is not None else t1
+    assert d1 is not None and d2 is not None
+    assert d1 >= t1 + 1.0  # not urgent: about 4 s of audio ahead
+    assert abs(d1 - max(t1, min(start, t1) + seg_s - LOOKAHEAD_LEAD_S)) < 0.05
+    assert d2 > d1 + seg_s - 0.1  # two segments planned
+
+
+async def test_lookahead_calls_are_needed_by_the_run_out_not_the_due() -> None:
+    """A later segment's acoustic call is due LOOKAHEAD_LEAD_S before the listener could run
+    out, but only late (the engine's count, which admission refuses on) after the run-out
+    itself: it goes with need_by = due + lead. The first call and the vocoder windows are
+    needed when due (need_by none: the due)."""
+    from emostream.stream.streamer import LOOKAHEAD_LEAD_S
+
+    runner = await _three_segments(UtteranceStats())
+    (t0, d0), (t1, d1), (t2, d2) = runner.calls
+    n0, n1, n2 = runner.needs
+    assert d0 == t0 and n0 == d0  # the first: at once, needed at once
+    for t, d, n in ((t1, d1, n1), (t2, d2, n2)):
+        assert d is not None and n is not None
+        assert d > t  # not clamped to now: about 4 s of audio ahead
+        assert abs(n - (d + LOOKAHEAD_LEAD_S)) < 1e-9
+    assert runner.window_needs and all(n is None for _, n in runner.window_needs)
+
+
+def test_a_clamped_lookahead_due_keeps_the_run_out_as_need_by() -> None:
+    """Less than the lead left: the call is due at once, still needed only at the run-out."""
+    from emostream.stream.streamer import _lookahead_deadline, _lookahead_run_out
+
+    stats = UtteranceStats(first_audio_at=100.0)
+    assert _lookahead_deadline(stats, 24000, 0.5, 100.2) == 100.2
+    assert _lookahead_run_out(stats, 24000, 0.5, 100.2) == 100.5
+    before = UtteranceStats()  # no audio yet: from now
+    assert _lookahead_run_out(before, 24000, 3.0, 50.0) == 53.0
+    assert _lookahead_run_out(before, 24000, 0.0, 50.0) == 50.0  # the first segment
