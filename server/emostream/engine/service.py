@@ -3,9 +3,11 @@ shared by the WebSocket and HTTP layers."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import hashlib
 import itertools
+import logging
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -22,7 +24,7 @@ from emostream.engine.cached_stream import cached_utterance
 from emostream.engine.metrics import Metrics
 from emostream.engine.phrase_cache import PhraseCache
 from emostream.engine.phrase_key import phrase_params
-from emostream.engine.runner import Runner, StreamAffine, ThreadRunner
+from emostream.engine.runner import Joinable, Runner, StreamAffine, ThreadRunner
 from emostream.engine.streamer import (
     Event,
     Packet,
@@ -34,6 +36,12 @@ from emostream.voices.base import Voice, VoiceInfo
 from emostream.voices.cache import LRU
 from emostream.voices.catalog import VoiceCatalog
 from emostream.voices.registry import VoiceStore
+
+log = logging.getLogger(__name__)
+
+# How long a closing service waits for the model calls its runner still runs (each call is
+# one bounded piece of text or one decode window: well under a second on CPU).
+CLOSE_WAIT_S = 10.0
 
 
 class Busy(Exception):
@@ -301,7 +309,12 @@ class SpeechService:
         self.runner.close()
 
     async def aclose(self) -> None:
-        """:meth:`close`, then the phrase cache (its Redis writes and client)."""
+        """:meth:`close`, then wait (off the event loop, up to :data:`CLOSE_WAIT_S`) for the
+        model calls still running (:class:`~emostream.engine.runner.Joinable`), then the
+        phrase cache (its Redis writes and client)."""
         self.close()
+        runner = self.runner
+        if isinstance(runner, Joinable) and not await asyncio.to_thread(runner.join, CLOSE_WAIT_S):
+            log.warning("a model call was still running %.0f s after close", CLOSE_WAIT_S)
         if self.phrase_cache is not None:
             await self.phrase_cache.close()
