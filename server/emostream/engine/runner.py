@@ -215,3 +215,6 @@ class ThreadRunner:
                 fut.get_loop().call_soon_threadsafe(resolve_future, fut, ok, value)
             except RuntimeError:  # the loop is gone (shutdown)
                 return
+            # (else this frame would keep the last call's result, a latent of up to a few
+            # MB, alive until the thread's next call)
+            del fn, fut, value

@@ -21,6 +21,7 @@ from emostream.codec.packetizer import OutputFormat, opus_lookahead
 from emostream.config import Settings
 from emostream.engine.admission import Admits, Verdict
 from emostream.engine.cached_stream import cached_utterance
+from emostream.engine.heap_trim import HeapTrimmer, libc_malloc_trim
 from emostream.engine.metrics import Metrics
 from emostream.engine.phrase_cache import PhraseCache
 from emostream.engine.phrase_key import phrase_params
@@ -116,6 +117,9 @@ class SpeechService:
         self.active = 0
         self._ids = itertools.count(1)
         self._prefix = f"{os.getpid():x}"
+        self._trimmer = HeapTrimmer(settings.memory_trim_interval_s)
+        self._trim = libc_malloc_trim() if settings.memory_trim_interval_s > 0 else None
+        self._trims: set[asyncio.Task[None]] = set()
 
     @property
     def can_clone(self) -> bool:
@@ -244,6 +248,25 @@ class SpeechService:
                 self.metrics.first_audio.labels(transport).observe(
                     stats.first_audio_at - stats.started_at
                 )
+            self._trim_heap_later()
+
+    def _trim_heap_later(self) -> None:
+        """An utterance ended: trim the heap now or when :class:`HeapTrimmer` allows."""
+        if self._trim is None:
+            return
+        delay = self._trimmer.request(time.monotonic())
+        if delay is None:
+            return
+        task = asyncio.get_running_loop().create_task(self._trim_heap(delay, self._trim))
+        self._trims.add(task)
+        task.add_done_callback(self._trims.discard)
+
+    async def _trim_heap(self, delay: float, trim: Callable[[], bool]) -> None:
+        try:
+            await asyncio.sleep(delay)
+            await asyncio.to_thread(trim)
+        finally:
+            self._trimmer.trimmed(time.monotonic())
 
     @functools.cached_property
     def opus_delay_ms(self) -> float:
@@ -313,6 +336,8 @@ class SpeechService:
         model calls still running (:class:`~emostream.engine.runner.Joinable`), then the
         phrase cache (its Redis writes and client)."""
         self.close()
+        for task in list(self._trims):
+            task.cancel()
         runner = self.runner
         if isinstance(runner, Joinable) and not await asyncio.to_thread(runner.join, CLOSE_WAIT_S):
             log.warning("a model call was still running %.0f s after close", CLOSE_WAIT_S)
