@@ -301,7 +301,8 @@ class SpeechService:
             request = replace(request, fmt=fmt)
 
         def live(texts: AsyncIterator[str]) -> AsyncIterator[Packet | Event]:
-            out = stream_utterance(request, texts, self.runner, stats=stats)
+            out = stream_utterance(request, texts, self.runner, stats=stats,
+                                   max_audio_s=self.settings.max_utterance_audio_s)  # fmt: skip
             if isinstance(self.runner, StreamAffine):  # one backend for the stream's life
                 return self.runner.bind(request.stream_id, out, degraded=degraded)
             return out
