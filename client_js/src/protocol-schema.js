@@ -867,6 +867,10 @@ export const PROTOCOL_SCHEMA = {
      "const": true,
      "description": "replayed from the phrase cache"
     },
+    "truncated": {
+     "const": true,
+     "description": "the audio reached max_utterance_audio_s and was cut there (after error audio_too_long; cancelled is true)"
+    },
     "sent_samples": {
      "type": "integer",
      "minimum": 0,
@@ -949,6 +953,7 @@ export const PROTOCOL_SCHEMA = {
     "slow_reader",
     "shutting_down",
     "utterance_timeout",
+    "audio_too_long",
     "empty",
     "too_long",
     "too_short",
@@ -996,7 +1001,8 @@ export const PROTOCOL_SCHEMA = {
      "idle_timeout",
      "slow_reader",
      "shutting_down",
-     "utterance_timeout"
+     "utterance_timeout",
+     "audio_too_long"
     ],
     "reference_audio": [
      "empty",

@@ -94,7 +94,12 @@ def _serve(args: argparse.Namespace) -> int:
               file=sys.stderr)  # fmt: skip
         return EXIT_UNAVAILABLE
     if settings.workers <= 1:
-        uvicorn.run(app, **options)  # type: ignore[arg-type]
+        try:
+            uvicorn.run(app, **options)  # type: ignore[arg-type]
+        except SystemExit as exc:  # _exit_zero, once uvicorn has shut down
+            _exit_now_if_model_busy(app, exc.code)
+            raise
+        _exit_now_if_model_busy(app, 0)
         return 0
     # Several processes on one port (each with its own models, GPU engine and event loop):
     # workers are spawned fresh and read their settings from the environment.
@@ -166,6 +171,26 @@ def worker_app() -> object:
 
 def _exit_zero(sig: int, frame: FrameType | None) -> None:
     raise SystemExit(0)
+
+
+def _exit_now_if_model_busy(app: object, code: object) -> None:
+    """The app has shut down (drained, closed); if a model call still runs on its runner's
+    threads (the service waited ``CLOSE_WAIT_S`` for them), end the process now with ``code``:
+    finalizing the interpreter under a running ONNX Runtime call aborts it (exit 134)."""
+    from emostream.engine.runner import Joinable
+
+    service = getattr(getattr(app, "state", None), "service", None)
+    runner = getattr(service, "runner", None)
+    if not isinstance(runner, Joinable):
+        return
+    runner.close()  # (done already by the app's shutdown, unless that failed)
+    if runner.join(1.0):
+        return
+    logging.getLogger(__name__).warning("a model call is still running: exiting without it")
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code if isinstance(code, int) else 1)
 
 
 def _keys(args: argparse.Namespace) -> int:

@@ -173,6 +173,13 @@ class Settings:
     # max_message_bytes); frames past it are closed 1009 by the WebSocket protocol itself.
     max_start_bytes: int = 8 << 20
     max_utterance_s: float = 300.0  # WebSocket utterance wall time, start to done (0: none)
+    # Audio of one utterance (WebSocket and POST /v1/audio/speech): cut there, error
+    # `audio_too_long` + done `truncated` (0: none). 5,000 characters of prose are ~5.5 min;
+    # digits and times read out can make 20+ min of the same text.
+    max_utterance_audio_s: float = 600.0
+    # After an utterance, give freed heap memory back to the OS (glibc malloc_trim, off the
+    # event loop), at most this often, seconds (0: never; engine.heap_trim).
+    memory_trim_interval_s: float = 5.0
     # -- phrase cache (README "Phrase cache") ------------------------------------------------
     # Whole utterances already spoken (same voice and speaker embedding, controls, format,
     # model version, text), replayed instead of synthesised. In-process LRU bound in bytes

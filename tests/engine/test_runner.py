@@ -55,3 +55,15 @@ async def test_cancelled_calls_are_skipped_and_close_cancels_the_queue() -> None
     assert ran == []
     with pytest.raises(RuntimeError):
         await runner.run(lambda: None)
+
+
+async def test_join_waits_for_the_running_call_after_close() -> None:
+    runner = ThreadRunner(workers=2)
+    gate = threading.Event()
+    running = asyncio.ensure_future(runner.run(gate.wait))
+    await asyncio.sleep(0.05)
+    runner.close()
+    assert runner.join(0.1) is False  # the call still runs: its thread with it
+    threading.Timer(0.2, gate.set).start()
+    assert await asyncio.to_thread(runner.join, 5.0) is True
+    await running

@@ -173,3 +173,43 @@ def test_a_clamped_lookahead_due_keeps_the_run_out_as_need_by() -> None:
     before = UtteranceStats()  # no audio yet: from now
     assert _lookahead_run_out(before, 24000, 3.0, 50.0) == 53.0
     assert _lookahead_run_out(before, 24000, 0.0, 50.0) == 50.0  # the first segment
+
+
+def test_audio_cap_cuts_the_chunk_that_passes_it() -> None:
+    from emostream.stream.streamer import AudioCap
+
+    cap = AudioCap(1.0, 100)  # 100 samples
+    assert len(cap.take(np.zeros(60, np.float32))) == 60 and not cap.reached
+    assert len(cap.take(np.zeros(40, np.float32))) == 40 and not cap.reached  # exactly at it
+    assert len(cap.take(np.zeros(10, np.float32))) == 0 and cap.reached
+    cap = AudioCap(1.0, 100)
+    assert len(cap.take(np.zeros(150, np.float32))) == 100 and cap.reached
+    off = AudioCap(0.0, 100)
+    assert len(off.take(np.zeros(10**6, np.float32))) == 10**6 and not off.reached
+
+
+async def test_an_utterance_stops_at_its_audio_cap() -> None:
+    """Three 4 s segments under a 5 s cap: the audio ends at 5 s exactly (the chunk that
+    passes it cut, the stream finished cleanly), the third segment is never begun and the
+    stats say truncated; done reports it."""
+
+    async def three() -> AsyncIterator[str]:
+        for text in ("one.", "two.", "three."):
+            yield text
+
+    voice: Voice = _Voice()  # type: ignore[assignment]
+    request = UtteranceRequest(voice=voice, fmt=OutputFormat(codec="pcm_s16le", sample_rate=24000))
+    stats = UtteranceStats()
+    items = [i async for i in stream_utterance(request, three(), _Runner(), stats=stats,
+                                               max_audio_s=5.0)]  # fmt: skip
+    pcm = b"".join(i.data for i in items if isinstance(i, Packet))
+    assert len(pcm) // 2 == stats.audio_samples == 5 * 24000
+    segments = [i.body["index"] for i in items if not isinstance(i, Packet)]
+    assert segments == [0, 1] and stats.truncated
+    done = stats.as_done(24000, cancelled=True)
+    assert done["truncated"] is True and done["audio_ms"] == 5000.0
+    whole = UtteranceStats()
+    items = [i async for i in stream_utterance(request, three(), _Runner(), stats=whole,
+                                               max_audio_s=60.0)]  # fmt: skip
+    assert not whole.truncated and "truncated" not in whole.as_done(24000, cancelled=False)
+    assert whole.audio_samples > 11 * 24000

@@ -1,10 +1,14 @@
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
+import pytest
 import torch
 
 from emostream.models.acoustic import AcousticModel
 from emostream.text.phonemes import G2P
-from emostream.voices.acoustic import AcousticVoice, prosody_for
-from emostream.voices.base import Controls, Voice, VoiceInfo
+from emostream.voices.acoustic import AcousticRequest, AcousticVoice, prosody_for
+from emostream.voices.base import Controls, Latent, Voice, VoiceInfo
 
 
 def test_prosody_for_scales_with_intensity() -> None:
@@ -193,3 +197,39 @@ def test_family_clone_applies_the_gain_and_stock_voices_do_not() -> None:
     stock = {v.info.id: v for v in family.stock_voices()}
     name = next(iter(family.speakers))
     assert np.allclose(stock[name].speaker, family.speakers[name])  # stock: unmoved
+
+
+def test_a_segment_read_out_long_is_made_in_bounded_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """295 written characters of digits: 1,474 units in one call (the decoder's attention over
+    6,180 frames took 1.6 GB; espeak also dropped every number past the 20th). Now at most
+    MAX_PIECE_UNITS units a call, and every number is spoken."""
+    from emostream.voices import acoustic
+    from emostream.voices.acoustic import MAX_PIECE_UNITS
+
+    calls: list[int] = []
+    infer = acoustic.infer_batch
+
+    def recording(model: Any, requests: Sequence[AcousticRequest], **kw: Any) -> list[Latent]:
+        calls.extend(len(r.seq.units) for r in requests)
+        return infer(model, requests, **kw)
+
+    monkeypatch.setattr(acoustic, "infer_batch", recording)
+    torch.manual_seed(0)
+    model = AcousticModel().eval()
+    torch.nn.init.constant_(model.duration.out.bias, 1.0)
+    info = VoiceInfo("t", "acoustic", "en", 22050, ("speed",))
+    g2p = G2P()
+    v = AcousticVoice(info, model, np.zeros(256, np.float32), g2p)
+    text = "1234567 " * 37
+    latent = v.acoustic(text, Controls())
+    assert len(calls) >= 3 and max(calls) <= MAX_PIECE_UNITS
+    assert len(latent.units) == len(latent.unit_frames) == sum(calls)
+    assert int(latent.unit_frames.sum()) == latent.num_frames
+    one = len(g2p("1234567").units) - 2  # without ^ and $
+    assert sum(calls) >= 37 * one  # every number read
+    calls.clear()
+    v.acoustic("Hello there, this is short.", Controls())
+    assert len(calls) == 1  # ordinary text: one call
+    calls.clear()
+    v.acoustic(text, Controls(speed=0.5))
+    assert max(calls) <= MAX_PIECE_UNITS // 2

@@ -86,3 +86,37 @@ def test_symbols_without_an_id_are_dropped_quietly(
     assert [r for r in caplog.records if r.name.startswith("piper")] == []
     labels = joe._id_labels(ids, phonemes)
     assert [x for x in labels if x not in "^$_"] == phonemes  # one label per kept symbol
+
+
+class _Front:
+    """The front-end session, recording how many phoneme ids each call gets."""
+
+    def __init__(self, session: object) -> None:
+        self.session = session
+        self.ids: list[int] = []
+
+    def run(self, names: object, feeds: dict[str, np.ndarray]) -> object:
+        self.ids.append(int(feeds["input"].shape[1]))
+        return self.session.run(names, feeds)  # type: ignore[attr-defined]
+
+
+def test_a_segment_read_out_long_is_made_in_bounded_pieces(
+    joe: PiperVoice, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """295 written characters of digits are 2,947 ids read out: one call took 0.9 GB. The
+    front end now gets at most MAX_PIECE_IDS a call, and every word is in the latent."""
+    from emostream.voices.piper_voice import MAX_PIECE_IDS
+
+    front = _Front(joe._front)
+    monkeypatch.setattr(joe, "_front", front)
+    text = "1234567 " * 37
+    whole, _ = joe.phoneme_ids(text)
+    latent = joe.acoustic(text, Controls())
+    assert len(whole) > 2 * MAX_PIECE_IDS
+    assert len(front.ids) >= 3 and max(front.ids) <= MAX_PIECE_IDS
+    assert len(latent.units) == len(latent.unit_frames) == sum(front.ids)
+    assert int(latent.unit_frames.sum()) == latent.num_frames
+    assert latent.units.count("^") == len(front.ids)  # one run of ids per piece
+    front.ids.clear()
+    joe.acoustic(text, Controls(speed=0.5))  # slower: more frames an id, fewer ids a call
+    assert max(front.ids) <= MAX_PIECE_IDS // 2

@@ -91,6 +91,23 @@ class StreamAffine(Protocol):
 
 
 @runtime_checkable
+class Joinable(Protocol):
+    """A runner with threads of its own running model calls (:class:`ThreadRunner`).
+
+    After :meth:`Runner.close`, :meth:`join` waits for the call each thread may still be
+    running (a closed runner starts no new one). A process must not finalize while one runs:
+    ONNX Runtime's globals are torn down under it and the process aborts (``terminate called
+    without an active exception``, exit 134: seen on SIGTERM with utterances cut by the
+    drain)."""
+
+    def close(self) -> None: ...
+
+    def join(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for the worker threads to end; True when all have."""
+        ...
+
+
+@runtime_checkable
 class Bucketed(Protocol):
     """A runner whose decoder pads windows to a few lengths (the GPU engine's CUDA graph
     shapes); the streamer then fills each window to its bucket
@@ -268,6 +285,14 @@ class ThreadRunner:
         with self._cond:
             return len(self._heap)
 
+    def join(self, timeout_s: float) -> bool:
+        """After :meth:`close`: wait up to ``timeout_s`` (in all) for the calls still running
+        to end and the worker threads with them. True when no worker is left."""
+        end = time.monotonic() + max(0.0, timeout_s)
+        for thread in self._threads:
+            thread.join(max(0.0, end - time.monotonic()))
+        return not any(thread.is_alive() for thread in self._threads)
+
     def close(self) -> None:
         with self._cond:
             self._closed = True
@@ -309,3 +334,6 @@ class ThreadRunner:
                 call.fut.get_loop().call_soon_threadsafe(self._deliver, call, ok, value)
             except RuntimeError:  # the loop is gone (shutdown)
                 return
+            # (else this frame would keep the last call's result, a latent of up to a few
+            # MB, alive until the thread's next call)
+            del call, value

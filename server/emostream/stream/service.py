@@ -3,9 +3,11 @@ shared by the WebSocket and HTTP layers."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import hashlib
 import itertools
+import logging
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -18,7 +20,8 @@ import numpy.typing as npt
 from emostream.codec.packetizer import OutputFormat, opus_lookahead
 from emostream.config import Settings
 from emostream.engine.admission import Admits, Verdict
-from emostream.engine.runner import Runner, StreamAffine, ThreadRunner
+from emostream.engine.heap_trim import HeapTrimmer, libc_malloc_trim
+from emostream.engine.runner import Joinable, Runner, StreamAffine, ThreadRunner
 from emostream.stream.metrics import Metrics
 from emostream.stream.phrases.cache import PhraseCache
 from emostream.stream.phrases.key import phrase_params
@@ -37,6 +40,12 @@ from emostream.voices.cloning.registry import VoiceStore
 
 # How long a refused client is told to wait when nothing better is known (the stream limit).
 BUSY_RETRY_S = 1.0
+
+log = logging.getLogger(__name__)
+
+# How long a closing service waits for the model calls its runner still runs (each call is
+# one bounded piece of text or one decode window: well under a second on CPU).
+CLOSE_WAIT_S = 10.0
 
 
 class Busy(Exception):
@@ -117,6 +126,9 @@ class SpeechService:
         self.active = 0
         self._ids = itertools.count(1)
         self._prefix = f"{os.getpid():x}"
+        self._trimmer = HeapTrimmer(settings.memory_trim_interval_s)
+        self._trim = libc_malloc_trim() if settings.memory_trim_interval_s > 0 else None
+        self._trims: set[asyncio.Task[None]] = set()
 
     @property
     def can_clone(self) -> bool:
@@ -248,6 +260,25 @@ class SpeechService:
                 self.metrics.first_audio.labels(transport).observe(
                     stats.first_audio_at - stats.started_at
                 )
+            self._trim_heap_later()
+
+    def _trim_heap_later(self) -> None:
+        """An utterance ended: trim the heap now or when :class:`HeapTrimmer` allows."""
+        if self._trim is None:
+            return
+        delay = self._trimmer.request(time.monotonic())
+        if delay is None:
+            return
+        task = asyncio.get_running_loop().create_task(self._trim_heap(delay, self._trim))
+        self._trims.add(task)
+        task.add_done_callback(self._trims.discard)
+
+    async def _trim_heap(self, delay: float, trim: Callable[[], bool]) -> None:
+        try:
+            await asyncio.sleep(delay)
+            await asyncio.to_thread(trim)
+        finally:
+            self._trimmer.trimmed(time.monotonic())
 
     @functools.cached_property
     def opus_delay_ms(self) -> float:
@@ -282,7 +313,8 @@ class SpeechService:
             request = replace(request, fmt=fmt)
 
         def live(texts: AsyncIterator[str]) -> AsyncIterator[Packet | Event]:
-            out = stream_utterance(request, texts, self.runner, stats=stats)
+            out = stream_utterance(request, texts, self.runner, stats=stats,
+                                   max_audio_s=self.settings.max_utterance_audio_s)  # fmt: skip
             if isinstance(self.runner, StreamAffine):  # one backend for the stream's life
                 return self.runner.bind(request.stream_id, out, degraded=degraded)
             return out
@@ -313,7 +345,14 @@ class SpeechService:
         self.runner.close()
 
     async def aclose(self) -> None:
-        """:meth:`close`, then the phrase cache (its Redis writes and client)."""
+        """:meth:`close`, then wait (off the event loop, up to :data:`CLOSE_WAIT_S`) for the
+        model calls still running (:class:`~emostream.engine.runner.Joinable`), then the
+        phrase cache (its Redis writes and client)."""
         self.close()
+        for task in list(self._trims):
+            task.cancel()
+        runner = self.runner
+        if isinstance(runner, Joinable) and not await asyncio.to_thread(runner.join, CLOSE_WAIT_S):
+            log.warning("a model call was still running %.0f s after close", CLOSE_WAIT_S)
         if self.phrase_cache is not None:
             await self.phrase_cache.close()

@@ -17,6 +17,9 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from emostream.codec.packetizer import OutputFormat, Packetizer
 from emostream.engine.chunks import ChunkSchedule, bucketed_schedule, pad_side, trim_output
 from emostream.engine.runner import Bucketed, Runner
@@ -53,6 +56,7 @@ class UtteranceStats:
     compute_s: float = 0.0
     segments: int = 0
     cached: bool = False  # replayed from the phrase cache (engine.phrase_replay)
+    truncated: bool = False  # the audio reached the utterance's cap and was cut there
 
     def as_done(self, sample_rate: int, *, cancelled: bool) -> dict[str, Any]:
         audio_ms = 1000.0 * self.audio_samples / sample_rate
@@ -71,6 +75,8 @@ class UtteranceStats:
         }
         if self.cached:
             done["cached"] = True
+        if self.truncated:
+            done["truncated"] = True
         return done
 
 
@@ -207,12 +213,16 @@ async def stream_utterance(
     schedule: ChunkSchedule | None = None,
     stats: UtteranceStats | None = None,
     clock: Callable[[], float] = time.monotonic,
+    max_audio_s: float = 0.0,
 ) -> AsyncIterator[Packet | Event]:
     """Yield packets and ``segment``/``timestamps``/``words`` events for every segment in
     order; a segment's events come before its audio.
 
     The acoustic stage of segment k+1 runs while segment k is being decoded, so the
     next segment's audio is ready when the current one ends.
+
+    ``max_audio_s`` (> 0): the utterance's audio stops there (the chunk that passes it is
+    cut, the stream finished cleanly, no later segment begun; ``stats.truncated`` set).
     """
     voice = request.voice
     if schedule is None:
@@ -233,9 +243,10 @@ async def stream_utterance(
     frame = request.fmt.frame_samples
     packets = 0  # sent so far, for the real samples in the final (padded) ones
     in_samples = 0  # at the voice's rate: where the next segment starts
+    cap = AudioCap(max_audio_s, voice.info.sample_rate)
     try:
         index = 0
-        while True:
+        while not stats.truncated:
             go_ahead.set()  # waiting for the next segment: let the look-ahead run
             item = await ahead.get()
             if item is None:
@@ -297,7 +308,8 @@ async def stream_utterance(
                     deadline=_listener_deadline(stats, out_rate, clock()),
                 )
                 stats.compute_s += clock() - t0
-                chunk = trim_output(window, audio, hop)
+                chunk = cap.take(trim_output(window, audio, hop))
+                stats.truncated = cap.reached
                 # Before the first packet, the first 0.1 s goes out packet by packet as each
                 # is encoded (Packetizer.push_first); the rest and later chunks in one call.
                 waiting = stats.first_audio_at is None
@@ -307,6 +319,8 @@ async def stream_utterance(
                     packets += 1
                     yield Packet(data, frame)
                 stats.audio_samples = packetizer.samples_out
+                if stats.truncated:
+                    break
                 if not _listener_starving(stats, out_rate, clock()):
                     go_ahead.set()
         for data in packetizer.finish():
@@ -320,6 +334,26 @@ async def stream_utterance(
         producer.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await producer
+
+
+class AudioCap:
+    """An utterance's audio bound (sans-I/O): :meth:`take` passes chunks (at the voice's
+    rate) through until ``max_s`` of audio went by, cuts the one that passes it, and from
+    then on passes nothing (``reached``). ``max_s`` <= 0: no bound."""
+
+    def __init__(self, max_s: float, sample_rate: int) -> None:
+        self.left = round(max_s * sample_rate) if max_s > 0 else -1
+        self.reached = False
+
+    def take(self, chunk: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        if self.left < 0:
+            return chunk
+        if len(chunk) <= self.left:
+            self.left -= len(chunk)
+            return chunk
+        self.reached = True
+        chunk, self.left = chunk[: self.left], 0
+        return chunk
 
 
 def _listener_deadline(stats: UtteranceStats, out_rate: int, now: float) -> float:

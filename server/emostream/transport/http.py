@@ -33,6 +33,10 @@ from emostream.voices.cloning.registry import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
+# The audio cap in force (max_utterance_audio_s, seconds): a body whose audio reaches it ends
+# there (the status is sent before the audio is made; the WebSocket says audio_too_long).
+AUDIO_LIMIT_HEADER = "X-EmoStream-Max-Audio-S"
+
 # response_format → (codec, default sample rate, media type)
 FORMATS: dict[str, tuple[str, int, str]] = {
     "opus": ("opus", 48000, "audio/ogg"),
@@ -129,6 +133,8 @@ async def speech(request: Request) -> Response:
     speech = _SpeechResponse(slot, permit, body_iter, media_type=media)
     if slot.degraded:  # admitted on a lighter path (README "Cluster": degradation)
         speech.headers["X-EmoStream-Degraded"] = slot.degraded
+    if service.settings.max_utterance_audio_s > 0:
+        speech.headers[AUDIO_LIMIT_HEADER] = f"{service.settings.max_utterance_audio_s:g}"
     return speech
 
 
@@ -229,7 +235,7 @@ async def _body(
     per_packet = rate * FRAME_MS // 1000
     async with service.utterance(
         req, _segments(texts), transport="http", slot=slot, cache=cache, cache_scope=scope
-    ) as (out, _stats):
+    ) as (out, stats):
         batch: list[bytes] = []
         async for item in out:
             if not isinstance(item, Packet):
@@ -243,6 +249,10 @@ async def _body(
                 batch = []
         if ogg is not None:
             yield ogg.pages(batch, per_packet, last=True)
+        if stats.truncated:  # the body ends at the cap (its header AUDIO_LIMIT_HEADER says it)
+            service.metrics.errors.labels("audio_too_long").inc()
+            log.info("%s: audio cut at %g s (max_utterance_audio_s)", req.stream_id,
+                     service.settings.max_utterance_audio_s)  # fmt: skip
 
 
 CLONE_UNAVAILABLE = (

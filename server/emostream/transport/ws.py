@@ -93,6 +93,7 @@ SUBPROTOCOL = "emostream.v1"  # accepted when offered (browsers passing a token 
 IDLE_TIMEOUT = "idle_timeout"
 SLOW_READER = "slow_reader"
 UTTERANCE_TIMEOUT = "utterance_timeout"
+AUDIO_TOO_LONG = "audio_too_long"  # the audio reached max_utterance_audio_s (done: truncated)
 _LAST_WORDS_S = 1.0  # how long the closing error and close frame may wait on a stalled socket
 
 
@@ -521,7 +522,13 @@ class StreamConnection:
                         await self._send_json(utt.tag(item.body))
                     if self._stalled:
                         raise _Cut
-                cancelled = False
+                cancelled = stats.truncated
+            if stats.truncated:
+                await self._send_error(
+                    AUDIO_TOO_LONG, "the utterance's audio reached "
+                    f"{self.service.settings.max_utterance_audio_s:g} s and was cut there",
+                    context=utt.context_id,
+                )  # fmt: skip
         except TimeoutError as exc:
             if not deadline.expired():
                 await self._failed(utt, exc)

@@ -27,7 +27,8 @@ import numpy.typing as npt
 from emostream.models.acoustic_onnx import OnnxAcousticModel, Prosody, pack_one
 from emostream.text.emotion import EMOTIONS, prosody_controls
 from emostream.text.phonemes import G2P, PhonemeSequence
-from emostream.voices.base import BatchedStage, Controls, Latent, VoiceInfo
+from emostream.text.pieces import fit_pieces, piece_limit
+from emostream.voices.base import BatchedStage, Controls, Latent, VoiceInfo, join_latents
 from emostream.voices.words import WordUnits, safe_align
 
 if TYPE_CHECKING:
@@ -42,6 +43,15 @@ FAMILY = "emostream-fs2"
 CHECKPOINT = "acoustic/emostream-fs2-v0.4.onnx"  # fp16 weights; torch reads them too
 SPEAKERS = "acoustic/speakers-v0.4.npz"  # mean GE2E per training speaker
 CONTROLS = ("speed", "pitch_shift", "energy", "emotion", "speaker")
+
+
+# The most units (phonemes, word boundaries, punctuation) one acoustic call takes at rate 1;
+# a longer segment is made in pieces. The decoder's self-attention runs over the frames, so a
+# call's memory grows with their square: a 295-character segment of digits (1,474 units, 6,180
+# frames, 72 s) grew the process by 1.6 GB in one call; a 300-character sentence with no
+# punctuation is 323-328 units (1,312-1,355 frames, ~60 MB), under the bound. At a slower
+# rate the bound shrinks with it (the frames per unit grow).
+MAX_PIECE_UNITS = 400
 
 
 def prosody_for(controls: Controls) -> Prosody:
@@ -224,7 +234,18 @@ class AcousticVoice:
         )
 
     def acoustic(self, text: str, controls: Controls) -> Latent:
-        return infer_batch(self.model, [self.prepare(text, controls)], device=self.device)[0]
+        """The segment's mels; a segment over :data:`MAX_PIECE_UNITS` (at the request's rate)
+        is made piece by piece (:func:`~emostream.text.pieces.fit_pieces`) and joined."""
+        request = self.prepare(text, controls)
+        limit = piece_limit(MAX_PIECE_UNITS, request.prosody.rate)
+        if len(request.seq.units) <= limit:
+            return infer_batch(self.model, [request], device=self.device)[0]
+        g2p = self.g2p
+        pieces = fit_pieces(text, lambda piece: len(g2p(piece).units), limit)
+        return join_latents(
+            [infer_batch(self.model, [self.prepare(p, controls)], device=self.device)[0]
+             for p in pieces]
+        )  # fmt: skip
 
     def word_units(self, text: str, latent: Latent) -> list[WordUnits]:
         """Written words of ``text`` and the units of ``latent`` that speak them: each word

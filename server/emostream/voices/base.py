@@ -92,6 +92,20 @@ class Latent:
         return int(self.frames.shape[-1])
 
 
+def join_latents(parts: list[Latent]) -> Latent:
+    """One segment's latent from the latents of its pieces, in order (frames, frame counts
+    and units end to end); a single part is returned as it is."""
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        raise ValueError("no latent to join")
+    return Latent(
+        frames=np.ascontiguousarray(np.concatenate([p.frames for p in parts], axis=-1)),
+        unit_frames=np.concatenate([p.unit_frames for p in parts]).astype(np.int64),
+        units=[u for p in parts for u in p.units],
+    )
+
+
 @runtime_checkable
 class Voice(Protocol):
     """A voice the engine can stream. Implementations must be thread-safe for ``decode``."""

@@ -28,7 +28,8 @@ import onnxruntime as ort
 
 from emostream.models.ort_cpu import cpu_options
 from emostream.text import espeak
-from emostream.voices.base import Controls, Latent, VoiceInfo, check_controls
+from emostream.text.pieces import fit_pieces, piece_limit
+from emostream.voices.base import Controls, Latent, VoiceInfo, check_controls, join_latents
 from emostream.voices.words import WordUnits, safe_align
 
 log = logging.getLogger(__name__)
@@ -36,6 +37,11 @@ log = logging.getLogger(__name__)
 Z_NAME = "/Mul_7_output_0"
 FRAMES_NAME = "/Ceil_output_0"
 MIN_SPEED, MAX_SPEED = 0.5, 2.0
+# The most phoneme ids (pads between phonemes included) one front-end call takes at speed 1;
+# a longer segment is made in pieces. A 295-character segment of digits (2,947 ids, 69 s) grew
+# the process by 0.9 GB in one call; a 300-character sentence with no punctuation is 633-655
+# ids, under the bound. Slower speeds shrink it (more frames an id).
+MAX_PIECE_IDS = 800
 
 
 @dataclass(frozen=True)
@@ -131,9 +137,19 @@ class PiperVoice:
         return ids, phonemes
 
     def acoustic(self, text: str, controls: Controls) -> Latent:
+        """The segment's VITS latent; a segment over :data:`MAX_PIECE_IDS` (at the request's
+        speed) is made piece by piece (:func:`~emostream.text.pieces.fit_pieces`) and
+        joined."""
         check_controls(self.info, controls)
         speed = min(MAX_SPEED, max(MIN_SPEED, controls.speed))
         ids, phonemes = self.phoneme_ids(text)
+        limit = piece_limit(MAX_PIECE_IDS, speed)
+        if len(ids) <= limit:
+            return self._latent(ids, phonemes, speed)
+        pieces = fit_pieces(text, lambda piece: len(self.phoneme_ids(piece)[0]), limit)
+        return join_latents([self._latent(*self.phoneme_ids(p), speed) for p in pieces])
+
+    def _latent(self, ids: list[int], phonemes: list[str], speed: float) -> Latent:
         if not ids:
             return Latent(frames=np.zeros((192, 0), dtype=np.float32))
         scales = np.array(

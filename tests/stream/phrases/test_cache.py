@@ -420,3 +420,21 @@ async def test_redis_shares_phrases_between_processes(redis_server: Any) -> None
     finally:
         await one.close()
         await two.close()
+
+
+async def test_service_does_not_store_an_utterance_cut_at_its_audio_cap() -> None:
+    """A phrase cut at max_utterance_audio_s is not a phrase: replayed, it would say nothing
+    of the cut."""
+    a = Tone("a", 440.0)
+    service = _service(a, max_utterance_audio_s=0.5)
+    try:
+        texts = ["Hello there,", "this is a test."]  # 0.36 s + 0.45 s of audio
+        for _ in range(2):
+            _, stats = await _speak(service, a, texts)
+            assert stats.truncated and not stats.cached
+            assert stats.audio_samples == 24000  # 0.5 s at 48 kHz
+        assert len(service.phrase_cache) == 0  # type: ignore[arg-type]
+        value = service.metrics.registry.get_sample_value
+        assert value("emostream_phrase_cache_skipped_total", {"reason": "too_large"}) == 2
+    finally:
+        service.close()

@@ -134,10 +134,10 @@ async def cached_utterance(
             if aclose is not None:
                 await aclose()
         completed = True
-        phrase = recorder.finish()
+        phrase = None if stats.truncated else recorder.finish()  # (cut at the audio cap)
         if phrase is not None:
             cache.put(chain.key(), phrase, chain.prefixes)
-        elif recorder.overflowed:
+        elif recorder.overflowed or stats.truncated:
             cache.not_stored("too_large")
     finally:
         if pending is not None and not pending.done():
