@@ -123,7 +123,7 @@ class Recorder:
 def record_messages(monkeypatch: pytest.MonkeyPatch) -> Recorder:
     """Record what clients send to any in-process server (``ServerThread``) for the rest of
     the test (``monkeypatch`` undoes it)."""
-    import emostream.transport.ws as ws_module
+    import emostream.transport.websocket.connection as ws_module
 
     recorder = Recorder()
     parse_message = ws_module.load_message

@@ -17,10 +17,10 @@ from emostream.stream.oneshot import split_text
 from emostream.stream.service import Busy, Slot, SpeechService
 from emostream.stream.streamer import Packet, UtteranceRequest
 from emostream.text.espeak import EspeakCrashed
+from emostream.transport.edge.guard import principal_of, voice_visible
+from emostream.transport.edge.limits import KeyLimits, LimitExceeded, StreamPermit
 from emostream.transport.errors import busy_response, error
-from emostream.transport.guard import principal_of, voice_visible
-from emostream.transport.limits import KeyLimits, LimitExceeded, StreamPermit
-from emostream.transport.protocol import (
+from emostream.transport.websocket.protocol import (
     ProtocolError,
     bool_field,
     load_message,

@@ -11,7 +11,7 @@ admission) gets that error as its one answer: the text, flush and end the client
 are then dropped quietly (:meth:`ContextRouter.refused`).
 
 Bounds (README "Security and limits"): per-key streams and characters per minute
-(:mod:`emostream.transport.limits`); a connection with no client message and no audio sent for
+(:mod:`emostream.transport.edge.limits`); a connection with no client message and no audio sent for
 ``ws_idle_timeout_s`` gets ``error`` ``idle_timeout`` and is closed (1000); a send that waits
 more than ``slow_reader_timeout_s`` for a client that stopped reading cuts the stream
 (``slow_reader``: the utterance is cancelled and its slot freed; the error and a 1008 close are
@@ -26,17 +26,17 @@ and a frame queued behind another, keep their own timeout.
 On drain (:mod:`emostream.transport.drain`) a connection gets ``shutting_down`` and 1001.
 
 Lines (``line``: danmaku, chat) wait in a per-connection
-:class:`~emostream.transport.line_queue.LineQueue`; one task per connection (made at the first
+:class:`~emostream.transport.websocket.line_queue.LineQueue`; one task per connection (made at the first
 ``line``) reports expiries as they happen and starts the next line whenever the socket is idle
 and (``line_pace_lead_ms`` > 0) the audio already sent is at most that lead ahead of a listener
-playing it in real time (the connection's :class:`~emostream.transport.line_queue.Playout`,
+playing it in real time (the connection's :class:`~emostream.transport.websocket.line_queue.Playout`,
 fed with every binary frame sent), so lines wait, expire and speed up against what is heard.
 Waiting lines are dropped (``cleared``) on shutdown. An ``error`` refusing a ``line`` carries
 the line's ``id`` (when the client gave a well-formed one).
 
-Contexts (protocol v1.1, :mod:`emostream.transport.contexts`): every live context is an
+Contexts (protocol v1.1, :mod:`emostream.transport.websocket.contexts`): every live context is an
 utterance of its own with its own task, so several speak at once; their binary frames carry
-the context's channel (:mod:`emostream.transport.frames`) and their events its ``context_id``.
+the context's channel (:mod:`emostream.transport.websocket.frames`) and their events its ``context_id``.
 A v1 connection has one utterance at a time (context ``None``) and bare frames, as before.
 """
 
@@ -56,18 +56,18 @@ from emostream.codec.packetizer import FRAME_MS
 from emostream.stream.service import Busy, SpeechService
 from emostream.stream.streamer import Packet, UtteranceRequest, UtteranceStats
 from emostream.text.espeak import EspeakCrashed
-from emostream.transport.contexts import ContextRouter, Routed, tagged
 from emostream.transport.drain import GOING_AWAY, SHUTTING_DOWN, Drain
+from emostream.transport.edge.guard import principal_of, voice_visible
+from emostream.transport.edge.limits import KeyLimits, LimitExceeded, StreamPermit
 from emostream.transport.errors import error, retry_after_ms
-from emostream.transport.guard import principal_of, voice_visible
 from emostream.transport.http import (
     STORE_UNAVAILABLE,
     clone_unavailable,
     store_unavailable_message,
 )
-from emostream.transport.limits import KeyLimits, LimitExceeded, StreamPermit
-from emostream.transport.line_queue import Dropped, Line, LineQueue, Playout
-from emostream.transport.protocol import (
+from emostream.transport.websocket.contexts import ContextRouter, Routed, tagged
+from emostream.transport.websocket.line_queue import Dropped, Line, LineQueue, Playout
+from emostream.transport.websocket.protocol import (
     MAX_LINE_ID_CHARS,
     Action,
     BeginUtterance,
@@ -82,8 +82,8 @@ from emostream.transport.protocol import (
     frame_too_large,
     load_message,
 )
-from emostream.transport.utterance import END, Utterance, segment_texts
-from emostream.transport.ws_utf8 import INVALID_UTF8, INVALID_UTF8_REASON
+from emostream.transport.websocket.utf8 import INVALID_UTF8, INVALID_UTF8_REASON
+from emostream.transport.websocket.utterance import END, Utterance, segment_texts
 from emostream.voices.base import Voice, VoiceInfo
 from emostream.voices.cloning.clip import ClipError
 from emostream.voices.cloning.registry import StoreUnavailable

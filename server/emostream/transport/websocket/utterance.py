@@ -1,10 +1,10 @@
 """One WebSocket utterance's state: its stream slot, segment queue and task, what it sent.
 
-A v1 utterance, or one context of a v1.1 connection (:mod:`emostream.transport.contexts`):
-its binary frames carry the context's channel and a sequence number
-(:mod:`emostream.transport.frames`), its events the ``context_id``. With word timestamps it
-keeps every word it announced and the samples it sent, for the ``done`` report. No I/O here:
-:mod:`emostream.transport.ws` runs the task and sends.
+A v1 utterance, or one context of a v1.1 connection
+(:mod:`emostream.transport.websocket.contexts`): its binary frames carry the context's channel
+and a sequence number (:mod:`emostream.transport.websocket.frames`), its events the
+``context_id``. With word timestamps it keeps every word it announced and the samples it sent, for the ``done`` report. No I/O here:
+:mod:`emostream.transport.websocket.connection` runs the task and sends.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from emostream.stream.service import Slot
-from emostream.transport.contexts import tagged
-from emostream.transport.frames import encode_frame
-from emostream.transport.limits import StreamPermit
-from emostream.transport.protocol import StartRequest
-from emostream.transport.text_sources import SegmentSource
+from emostream.transport.edge.limits import StreamPermit
+from emostream.transport.websocket.contexts import tagged
+from emostream.transport.websocket.frames import encode_frame
+from emostream.transport.websocket.protocol import StartRequest
+from emostream.transport.websocket.text_sources import SegmentSource
 
 END = object()  # put on an utterance's queue after its last segment
 

@@ -35,7 +35,7 @@ from emostream.text.emotion import parse_prompt
 from emostream.text.normalize import normalize
 from emostream.text.splitter import Segmenter
 from emostream.transport import schema
-from emostream.transport.text_sources import SegmentSource, TextMap
+from emostream.transport.websocket.text_sources import SegmentSource, TextMap
 from emostream.voices.base import Controls, UnsupportedControl, VoiceInfo, check_controls
 
 NOTHING_SPEAKABLE = "the utterance had no speakable text (voices here read English and Mandarin)"
@@ -91,7 +91,7 @@ class SendError:
 class EnqueueLine:
     """A ``line`` (danmaku, chat) to queue: spoken as its own utterance once the socket is
     idle, in priority order, unless its TTL runs out first (the I/O layer's
-    :class:`~emostream.transport.line_queue.LineQueue`)."""
+    :class:`~emostream.transport.websocket.line_queue.LineQueue`)."""
 
     id: str
     text: str

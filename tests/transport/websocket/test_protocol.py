@@ -3,7 +3,7 @@ from typing import Any
 
 import pytest
 
-from emostream.transport.protocol import (
+from emostream.transport.websocket.protocol import (
     NOTHING_SPEAKABLE,
     BeginUtterance,
     CancelUtterance,
