@@ -226,7 +226,7 @@ def _say(args: argparse.Namespace) -> int:
 
     from emostream.config import Settings
     from emostream.stream.oneshot import synthesize
-    from emostream.transport.websocket.protocol import ProtocolError, parse_controls
+    from emostream.transport.messages import ProtocolError, parse_controls
     from emostream.voices.base import UnsupportedControl
     from emostream.voices.catalog import load_catalog
 

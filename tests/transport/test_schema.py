@@ -36,14 +36,10 @@ from jsonschema import Draft202012Validator
 from emostream.codec.packetizer import FRAME_MS, SAMPLE_RATES, FormatError, OutputFormat
 from emostream.text.emotion import EMOTIONS
 from emostream.transport import schema
+from emostream.transport.messages import ProtocolError, load_message
 from emostream.transport.websocket import frames
 from emostream.transport.websocket.contexts import ContextRouter
-from emostream.transport.websocket.protocol import (
-    ProtocolError,
-    SendError,
-    SessionProtocol,
-    load_message,
-)
+from emostream.transport.websocket.protocol import SendError, SessionProtocol
 from emostream.voices.base import ALL_CONTROLS, VoiceInfo
 from tests.conftest import ServerThread
 from tests.protocol_schema import (
