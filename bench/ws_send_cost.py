@@ -1,6 +1,7 @@
 """Server CPU per WebSocket binary message (a 160-byte Opus-sized frame), by how each send is
 wrapped: the front end sends one message per 20 ms packet (50 a second a stream), each inside
-``asyncio.timeout`` (the slow-reader bound) and a lock (transport.ws ``_send``).
+``asyncio.timeout`` (the slow-reader bound) and a lock (transport.websocket.sender
+``BoundedSender.send``).
 
 Starts uvicorn (uvloop, websockets-sansio, no deflate) with a tiny Starlette app once per
 variant; ``--conns`` clients each ask for ``--messages`` frames, sent in bursts of 50; the

@@ -188,7 +188,7 @@ def synthesize(voice: Voice, text: str, controls: dict[str, Any]) -> npt.NDArray
     import asyncio
 
     from emostream.stream.oneshot import synthesize as speak
-    from emostream.transport.protocol import parse_controls
+    from emostream.transport.messages import parse_controls
 
     pcm = asyncio.run(speak(voice, text, parse_controls(controls), sample_rate=RATE))
     return pcm.astype(np.float32) / 32768.0

@@ -123,15 +123,15 @@ class Recorder:
 def record_messages(monkeypatch: pytest.MonkeyPatch) -> Recorder:
     """Record what clients send to any in-process server (``ServerThread``) for the rest of
     the test (``monkeypatch`` undoes it)."""
-    import emostream.transport.ws as ws_module
+    import emostream.transport.websocket.intake as intake_module
 
     recorder = Recorder()
-    parse_message = ws_module.load_message
+    parse_message = intake_module.load_message
 
     def recording(raw: str | bytes) -> dict[str, Any]:
         msg = parse_message(raw)
         recorder.messages.append(copy.deepcopy(msg))
         return msg
 
-    monkeypatch.setattr(ws_module, "load_message", recording)
+    monkeypatch.setattr(intake_module, "load_message", recording)
     return recorder

@@ -9,7 +9,7 @@ import pytest
 
 from emostream.cli import main
 from emostream.config import Settings
-from emostream.transport.auth import authenticator
+from emostream.transport.edge.auth import authenticator
 
 
 def test_keys_add_prints_the_key_once_and_stores_its_hash(

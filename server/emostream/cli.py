@@ -35,12 +35,12 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from emostream.config import Settings
-    from emostream.transport.access_log import log_config
     from emostream.transport.app import create_app
-    from emostream.transport.auth import ConfigError, authenticator
-    from emostream.transport.origins import EdgeRules
-    from emostream.transport.request_timeouts import GuardedHttpProtocol
-    from emostream.transport.ws_utf8 import Utf8CheckedProtocol
+    from emostream.transport.edge.access_log import log_config
+    from emostream.transport.edge.auth import ConfigError, authenticator
+    from emostream.transport.edge.origins import EdgeRules
+    from emostream.transport.edge.request_timeouts import GuardedHttpProtocol
+    from emostream.transport.websocket.utf8 import Utf8CheckedProtocol
     from emostream.voices.cloning.registries import open_registry
     from emostream.voices.cloning.registry import StoreUnavailable
 
@@ -125,12 +125,12 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _run_workers(settings: Settings, options: dict[str, object]) -> None:
     """uvicorn's supervisor over ``settings.workers`` processes, each listening on its own
-    SO_REUSEPORT socket where the platform has it (``transport.reuseport``: the kernel then
+    SO_REUSEPORT socket where the platform has it (``transport.edge.reuseport``: the kernel then
     spreads connections evenly), else on one socket bound here and shared (as uvicorn.run)."""
     from uvicorn import Config
     from uvicorn.supervisors import Multiprocess
 
-    from emostream.transport import reuseport
+    from emostream.transport.edge import reuseport
 
     config = Config(
         "emostream.cli:worker_app", factory=True, workers=settings.workers,
@@ -197,7 +197,7 @@ def _keys(args: argparse.Namespace) -> int:
     """``emostream keys add NAME --file PATH``: a new key, printed once; only its hash is kept."""
     from pathlib import Path
 
-    from emostream.transport.auth import new_key, parse_keys_file
+    from emostream.transport.edge.auth import new_key, parse_keys_file
 
     path = Path(args.file).expanduser()
     try:
@@ -226,7 +226,7 @@ def _say(args: argparse.Namespace) -> int:
 
     from emostream.config import Settings
     from emostream.stream.oneshot import synthesize
-    from emostream.transport.protocol import ProtocolError, parse_controls
+    from emostream.transport.messages import ProtocolError, parse_controls
     from emostream.voices.base import UnsupportedControl
     from emostream.voices.catalog import load_catalog
 

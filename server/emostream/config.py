@@ -166,7 +166,8 @@ class Settings:
     allowed_hosts: str = ""
     drain_timeout_s: float = 30.0  # SIGTERM: how long in-flight utterances may take to finish
     # Slowloris: a connection must send complete request headers this soon (408 request_timeout)
-    # and its body this soon after the headers (closed); 0: no deadline (transport.request_timeouts)
+    # and its body this soon after the headers (closed); 0: no deadline
+    # (transport.edge.request_timeouts)
     header_timeout_s: float = 10.0
     body_timeout_s: float = 60.0
     # A WebSocket `start` frame carrying reference_audio may be this large (other messages:

@@ -15,7 +15,7 @@ import pytest
 import websockets
 from websockets.exceptions import InvalidStatus
 
-from emostream.transport.auth import TokenSigner, new_key
+from emostream.transport.edge.auth import TokenSigner, new_key
 from emostream.voices.piper_voice import PiperVoice
 from tests.conftest import ServerThread, clip_wav
 from tests.transport.test_cloning_flow import CLIP_TEXT

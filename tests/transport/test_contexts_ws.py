@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import websockets
 
-from emostream.transport.frames import decode_frame
+from emostream.transport.websocket.frames import decode_frame
 from tests.conftest import ServerThread
 from tests.transport.conftest import collect
 

@@ -20,7 +20,7 @@ import websockets
 
 from emostream.config import Settings
 from emostream.transport.app import create_app
-from emostream.transport.protocol import frame_too_large
+from emostream.transport.messages import frame_too_large
 from emostream.voices.catalog import VoiceCatalog
 from emostream.voices.piper_voice import PiperVoice
 from tests.conftest import ServerThread, clip_wav

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import websockets
 
-from emostream.transport.protocol import EnqueueLine, SendError, SessionProtocol
+from emostream.transport.websocket.protocol import EnqueueLine, SendError, SessionProtocol
 from emostream.voices.base import VoiceInfo
 from emostream.voices.piper_voice import PiperVoice
 from tests.conftest import ServerThread

@@ -35,14 +35,11 @@ from jsonschema import Draft202012Validator
 
 from emostream.codec.packetizer import FRAME_MS, SAMPLE_RATES, FormatError, OutputFormat
 from emostream.text.emotion import EMOTIONS
-from emostream.transport import frames, schema
-from emostream.transport.contexts import ContextRouter
-from emostream.transport.protocol import (
-    ProtocolError,
-    SendError,
-    SessionProtocol,
-    load_message,
-)
+from emostream.transport import schema
+from emostream.transport.messages import ProtocolError, load_message
+from emostream.transport.websocket import frames
+from emostream.transport.websocket.contexts import ContextRouter
+from emostream.transport.websocket.protocol import SendError, SessionProtocol
 from emostream.voices.base import ALL_CONTROLS, VoiceInfo
 from tests.conftest import ServerThread
 from tests.protocol_schema import (
@@ -56,7 +53,7 @@ from tests.protocol_schema import (
 from tests.transport.test_fuzz import protocol as fuzz_messages
 from tests.transport.test_fuzz import raw as fuzz_raw
 from tests.transport.test_hostile import HOSTILE_WS
-from tests.transport.test_protocol import BIG
+from tests.transport.websocket.test_protocol import BIG
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_FILE = ROOT / "server" / "emostream" / "transport" / "schema" / "protocol.schema.json"

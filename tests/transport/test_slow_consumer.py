@@ -17,7 +17,7 @@ import websockets
 from emostream.voices.piper_voice import PiperVoice
 from tests.conftest import ServerThread
 from tests.transport.conftest import collect
-from tests.transport.test_limits import error_count
+from tests.transport.edge.test_limits import error_count
 
 LONG_TEXT = " ".join(["This sentence goes on and on so that the audio keeps coming."] * 25)
 

@@ -17,7 +17,12 @@ import websockets
 from emostream.codec.packetizer import OutputFormat
 from emostream.engine.runner import ThreadRunner
 from emostream.stream.streamer import Event, Packet, UtteranceRequest, stream_utterance
-from emostream.transport.protocol import BeginUtterance, QueueSegments, SendError, SessionProtocol
+from emostream.transport.websocket.protocol import (
+    BeginUtterance,
+    QueueSegments,
+    SendError,
+    SessionProtocol,
+)
 from emostream.voices.base import Controls, Latent, VoiceInfo
 from emostream.voices.piper_voice import PiperVoice
 from emostream.voices.words import align_words, written_words

@@ -8,8 +8,11 @@ import time
 from typing import Any
 
 import numpy as np
+import pytest
 import websockets
 
+from emostream.stream.service import SpeechService
+from emostream.voices.base import Voice
 from tests.conftest import ServerThread
 from tests.transport.conftest import collect
 
@@ -177,3 +180,25 @@ async def test_other_streams_unaffected_by_a_bad_one(server: ServerThread) -> No
 
     seconds, _ = await asyncio.gather(good(), bad())
     assert seconds > 1.0
+
+
+async def test_an_utterance_looks_its_voice_up_once(
+    server: ServerThread, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The protocol's lookup finds the voice and the utterance speaks what it found (the
+    connection once looked it up again before speaking)."""
+    looked: list[str] = []
+    voice = SpeechService.voice
+
+    def counted(service: SpeechService, voice_id: str) -> Voice | None:
+        looked.append(voice_id)
+        return voice(service, voice_id)
+
+    monkeypatch.setattr(SpeechService, "voice", counted)
+    async with connect(server) as ws:
+        await ws.send(json.dumps({"type": "start", "format": {"codec": "pcm_s16le"}}))
+        await ws.send(json.dumps({"type": "text", "text": "Once is enough."}))
+        await ws.send(json.dumps({"type": "end"}))
+        events, audio = await collect(ws)
+    assert events[0]["type"] == "started" and events[-1]["cancelled"] is False and audio
+    assert looked == [events[0]["voice"]]

@@ -29,8 +29,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-# The server's limits on a line (transport.protocol); checked here too, so that a line the
-# server would refuse (whose error carries no id) is reported against its input line.
+# The server's limits on a line (transport.websocket.protocol); checked here too, so that a
+# line the server would refuse (whose error carries no id) is reported against its input line.
 MAX_ID_CHARS = 128
 MAX_PRIORITY = 1000
 MAX_TTL_MS = 600_000.0

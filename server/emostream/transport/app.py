@@ -21,13 +21,13 @@ from emostream.stream.metrics import Metrics
 from emostream.stream.service import SpeechService
 from emostream.text.handles import warm as warm_handles
 from emostream.transport import http
-from emostream.transport.auth import authenticator, is_loopback
 from emostream.transport.drain import Drain, hook_sigterm
-from emostream.transport.guard import Guard, mint_token, principal_of
-from emostream.transport.limits import KeyLimits
-from emostream.transport.origins import EdgeRules
+from emostream.transport.edge.auth import authenticator, is_loopback
+from emostream.transport.edge.guard import Guard, mint_token, principal_of
+from emostream.transport.edge.limits import KeyLimits
+from emostream.transport.edge.origins import EdgeRules
 from emostream.transport.voices_api import voice_routes
-from emostream.transport.ws import stream_endpoint
+from emostream.transport.websocket.connection import stream_endpoint
 from emostream.voices.catalog import VoiceCatalog, load_catalog
 from emostream.voices.cloning.cache import EmbeddingCache
 from emostream.voices.cloning.clip import ClipIntake
@@ -69,7 +69,7 @@ def create_app(
     ``device``: what sets up the runner (default :func:`setup_device`; the Ray Serve ingress
     gives its own, :func:`emostream.cluster.ray_runner.ray_device`).
 
-    Raises :class:`~emostream.transport.auth.ConfigError` when the security settings refuse
+    Raises :class:`~emostream.transport.edge.auth.ConfigError` when the security settings refuse
     (a non-loopback host with no API keys, unless ``allow_unauthenticated``; an allowed origin
     or host that is not one), and :class:`~emostream.voices.cloning.registry.StoreUnavailable` when
     the voice registry's Redis cannot be reached. Later, while it cannot, every route that

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -17,16 +16,23 @@ from emostream.stream.oneshot import split_text
 from emostream.stream.service import Busy, Slot, SpeechService
 from emostream.stream.streamer import Packet, UtteranceRequest
 from emostream.text.espeak import EspeakCrashed
+from emostream.transport.edge.guard import principal_of, voice_visible
+from emostream.transport.edge.limits import KeyLimits, LimitExceeded, StreamPermit
 from emostream.transport.errors import busy_response, error
-from emostream.transport.guard import principal_of, voice_visible
-from emostream.transport.limits import KeyLimits, LimitExceeded, StreamPermit
-from emostream.transport.protocol import (
+from emostream.transport.messages import (
     ProtocolError,
     bool_field,
     load_message,
     parse_controls,
     sample_rate_field,
     voice_field,
+)
+from emostream.transport.voice_access import (
+    CLONE_UNAVAILABLE,
+    STORE_UNAVAILABLE,
+    clone_unavailable,
+    retry_after_s,
+    store_unavailable_message,
 )
 from emostream.voices.base import UnsupportedControl, check_controls
 from emostream.voices.cloning.registry import StoreUnavailable
@@ -153,22 +159,6 @@ async def read_body(request: Request, limit: int) -> bytes | None:
     return b"".join(chunks)
 
 
-STORE_UNAVAILABLE = "store_unavailable"
-
-
-def retry_after_s(exc: StoreUnavailable) -> int:
-    """Whole seconds for ``Retry-After`` (at least 1)."""
-    return max(1, math.ceil(exc.retry_after_s))
-
-
-def store_unavailable_message(exc: StoreUnavailable) -> str:
-    """What a client is told (the store's address stays in the server log)."""
-    return (
-        "the voice registry cannot be reached, so cloned voices are unavailable; "
-        f"retry in {retry_after_s(exc)} s"
-    )
-
-
 async def store_unavailable(request: Request, exc: Exception) -> Response:
     """The app's handler for :class:`StoreUnavailable` from any route (registry down):
     ``503 store_unavailable`` with ``Retry-After``, counted; no traceback, nothing logged
@@ -255,12 +245,6 @@ async def _body(
                      service.settings.max_utterance_audio_s)  # fmt: skip
 
 
-CLONE_UNAVAILABLE = (
-    "cloned voices need the EmoStream acoustic model (speaker-embedding input), which this "
-    "server did not load (it needs torch: the [gpu] extra; see /healthz)"
-)
-
-
 async def voices(request: Request) -> JSONResponse:
     """Stock voices (speakable) and cloned voices (with ``speakable`` saying whether a loaded
     model can speak them)."""
@@ -276,13 +260,6 @@ async def voices(request: Request) -> JSONResponse:
             extra = {"speakable": False, "reason": CLONE_UNAVAILABLE}
         out.append({**clone.as_dict(), **extra})
     return JSONResponse({"voices": out})
-
-
-def clone_unavailable(request_app: Any, voice_id: str) -> str | None:
-    """Why a cloned voice cannot speak in this process (None if it is not a known clone)."""
-    if request_app.state.service.can_clone or request_app.state.registry.get(voice_id) is None:
-        return None
-    return f"voice {voice_id!r}: {CLONE_UNAVAILABLE}"
 
 
 async def healthz(request: Request) -> JSONResponse:

@@ -24,8 +24,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from emostream.stream.metrics import Metrics
+from emostream.transport.edge.limits import KeyLimits, LimitExceeded
 from emostream.transport.errors import error
-from emostream.transport.limits import KeyLimits, LimitExceeded
 from emostream.voices.cloning.clip import ClipError
 from emostream.voices.cloning.enroll import Enroller
 from emostream.voices.cloning.registry import ClonedVoice, VoiceStore, clean_name

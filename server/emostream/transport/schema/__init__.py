@@ -4,7 +4,7 @@
 The schema names every client message (``start``, ``text``, ``flush``, ``end``, ``cancel``,
 ``line``, ``clear``) with each field's type, bounds and enum, every server event, the HTTP
 speech body and the v1.1 binary frame header (``x-binary-frame``). The server's validators in
-:mod:`emostream.transport.protocol` take their field lists, ranges and enums from here (no
+:mod:`emostream.transport.messages` take their field lists, ranges and enums from here (no
 validator library at run time); the JS client (``client_js/src/protocol-schema.js``, made from
 this file by ``client_js/scripts/schema.mjs``), the load generator and the plugins are tested
 against it.

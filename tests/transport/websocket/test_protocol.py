@@ -3,7 +3,7 @@ from typing import Any
 
 import pytest
 
-from emostream.transport.protocol import (
+from emostream.transport.websocket.protocol import (
     NOTHING_SPEAKABLE,
     BeginUtterance,
     CancelUtterance,
@@ -233,3 +233,26 @@ def test_a_start_refused_by_the_io_layer_takes_its_text_and_end_quietly() -> Non
     assert _state(p) == "open"
     assert send(p, type="text", text="Spoken.") == []
     assert send(p, type="end") == [QueueSegments(["Spoken."]), EndOfInput()]
+
+
+def test_the_voice_the_lookup_found_rides_on_the_request() -> None:
+    """A lookup that finds a voice (not only its info) hands it on: the I/O layer speaks it
+    without looking it up again; a lookup of info only leaves ``spoken`` empty."""
+
+    class Found:
+        info = JOE
+
+    found = Found()
+    looked: list[str] = []
+
+    def lookup(voice_id: str) -> Any:
+        looked.append(voice_id)
+        return found if voice_id == "joe" else None
+
+    p = SessionProtocol(lookup_voice=lookup)
+    begin = _begun(send(p, type="start", voice="joe"))
+    assert begin.request.voice is JOE and begin.request.spoken is found
+    assert looked == ["joe"]
+    fresh = SessionProtocol(lookup_voice=lookup)
+    assert errors(send(fresh, type="start", voice="nobody")) == ["unknown_voice"]
+    assert _begun(send(proto(), type="start")).request.spoken is None

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from emostream.config import Settings
-from emostream.transport.auth import ConfigError, is_loopback
+from emostream.transport.edge.auth import ConfigError, is_loopback
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 # A Host header: a DNS name or IPv4 literal, or a bracketed IPv6 literal; then an optional port.

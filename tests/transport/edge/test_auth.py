@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from emostream.config import Settings
-from emostream.transport.auth import (
+from emostream.transport.edge.auth import (
     AuthError,
     ConfigError,
     KeyStore,
@@ -17,7 +17,7 @@ from emostream.transport.auth import (
     parse_keys_file,
     subprotocol_token,
 )
-from emostream.transport.origins import OriginPolicy
+from emostream.transport.edge.origins import OriginPolicy
 
 SECRET = b"s" * 32
 

@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from emostream.transport.contexts import ContextRouter, Routed, tagged
-from emostream.transport.frames import (
+from emostream.transport.websocket.contexts import ContextRouter, Routed, tagged
+from emostream.transport.websocket.frames import (
     HEADER_BYTES,
     ChannelAllocator,
     FrameError,
     decode_frame,
     encode_frame,
 )
-from emostream.transport.protocol import (
+from emostream.transport.websocket.protocol import (
     BeginUtterance,
     CancelUtterance,
     EndOfInput,

@@ -12,31 +12,34 @@ answer is that error) leaves ``refused``: the client's ``text``, ``flush``, ``en
 ``cancel`` for it are dropped without an answer (``end`` and ``cancel`` return to ``idle``),
 and a new ``start`` is taken as in ``idle``.
 
-Field validation is strict and shared with ``POST /v1/audio/speech``: :func:`load_message`
-(JSON limits), :func:`voice_field`, :func:`parse_controls`, :func:`sample_rate_field`. ``null``
-is the same as leaving a field out; any other value must have the field's JSON type (no
-``"false"`` for a boolean, no ``""`` for a voice) and numbers must be finite and in range.
-Ranges, defaults, enums, lengths and the line's own fields come from the protocol's JSON Schema
-(:mod:`emostream.transport.schema`); ``tests/transport/test_schema.py`` holds the two to the
-same verdict on every message.
+Fields are checked by the validators shared with ``POST /v1/audio/speech``
+(:mod:`emostream.transport.messages`); a line's own fields come from the protocol's JSON Schema
+(:mod:`emostream.transport.schema`). A ``start``'s voice is looked up once: what the lookup
+found rides on its :class:`StartRequest` (``spoken``) to the I/O layer, which speaks it.
 """
 
 from __future__ import annotations
 
-import json
-import math
-import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from emostream.codec.packetizer import FRAME_MS, SAMPLE_RATES, FormatError, OutputFormat
-from emostream.text.emotion import parse_prompt
+from emostream.codec.packetizer import FRAME_MS, OutputFormat
 from emostream.text.normalize import normalize
 from emostream.text.splitter import Segmenter
 from emostream.transport import schema
-from emostream.transport.text_sources import SegmentSource, TextMap
-from emostream.voices.base import Controls, UnsupportedControl, VoiceInfo, check_controls
+from emostream.transport.messages import (
+    ProtocolError,
+    bool_field,
+    integer_field,
+    load_message,
+    number_field,
+    parse_controls,
+    parse_format,
+    voice_field,
+)
+from emostream.transport.websocket.text_sources import SegmentSource, TextMap
+from emostream.voices.base import Controls, UnsupportedControl, Voice, VoiceInfo, check_controls
 
 NOTHING_SPEAKABLE = "the utterance had no speakable text (voices here read English and Mandarin)"
 
@@ -52,6 +55,9 @@ class StartRequest:
     stream_id: str
     word_timestamps: bool = False  # asked for, and the voice can time words
     cache: bool = True  # the phrase cache may answer (and keep) this utterance
+    # The voice the lookup found, spoken as it is (no second lookup); None where the lookup
+    # gives only its info (tests, the schema's checks: nothing speaks there).
+    spoken: Voice | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -91,7 +97,7 @@ class SendError:
 class EnqueueLine:
     """A ``line`` (danmaku, chat) to queue: spoken as its own utterance once the socket is
     idle, in priority order, unless its TTL runs out first (the I/O layer's
-    :class:`~emostream.transport.line_queue.LineQueue`)."""
+    :class:`~emostream.transport.websocket.line_queue.LineQueue`)."""
 
     id: str
     text: str
@@ -117,222 +123,16 @@ MIN_LINE_TTL_MS, MAX_LINE_TTL_MS = schema.number_range("line", "ttl_ms")
 _LINE_ONLY = tuple(
     k for k in schema.own_fields("line") if k not in ("context_id", "reference_audio")
 )
-EMOTIONS: tuple[str, ...] = schema.choices("controls", "emotion")
-MAX_PROMPT_CHARS = schema.max_length("controls", "prompt")
-CODECS: tuple[str, ...] = schema.choices("format", "codec")
-# name -> (default, lowest, highest)
-_CONTROL_RANGES = {
-    name: (float(schema.default("controls", name)), *schema.number_range("controls", name))
-    for name in ("speed", "pitch_shift", "energy", "intensity")
-}
-
-
-class ProtocolError(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-MAX_DEPTH: int = schema.envelope()["max_depth"]  # nesting of arrays/objects; v1 needs 2
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _parse_int(digits: str) -> int | float:
-    """JSON integers: long ones become floats (``inf`` when huge), which range checks refuse,
-    instead of unbounded ints (Python refuses to parse those past 4300 digits)."""
-    return int(digits) if len(digits) <= 18 else float(digits)
-
-
-def load_message(raw: str | bytes) -> dict[str, Any]:
-    """Parse one client message (a WebSocket text frame or an HTTP body) into a JSON object.
-
-    Raises :class:`ProtocolError`: ``bad_json`` (not JSON, not UTF-8), ``bad_message`` (not an
-    object, nested deeper than :data:`MAX_DEPTH`, a key that is not valid Unicode) or
-    ``bad_value`` (a string value with a lone surrogate such as ``"\\ud800"``, which cannot
-    be encoded as UTF-8), naming the field."""
-    try:
-        msg = json.loads(raw, parse_int=_parse_int)
-    except json.JSONDecodeError as exc:
-        raise ProtocolError(
-            "bad_json", f"malformed JSON: {exc.msg} at position {exc.pos}"
-        ) from None
-    except RecursionError:
-        raise ProtocolError("bad_message", f"JSON nested more than {MAX_DEPTH} levels") from None
-    except ValueError as exc:  # UnicodeDecodeError for an HTTP body that is not UTF-8
-        raise ProtocolError("bad_json", f"malformed JSON: {str(exc)[:120]}") from None
-    if not isinstance(msg, dict):
-        # json.loads refuses deep nesting only past the interpreter's recursion limit, which
-        # imported libraries raise (torch's compiler does): say "nested" either way.
-        if _deeper_than(msg, MAX_DEPTH):
-            raise ProtocolError("bad_message", f"JSON nested more than {MAX_DEPTH} levels")
-        raise ProtocolError("bad_message", "a message must be a JSON object")
-    _check_tree(msg)
-    return msg
-
-
-def _deeper_than(value: Any, limit: int) -> bool:
-    """Whether arrays/objects nest more than ``limit`` levels in ``value``."""
-    return any(isinstance(v, (dict, list)) and depth > limit for _, v, depth in _nodes(value))
-
-
-def frame_too_large(
-    size: int, msg: dict[str, Any], *, max_message_bytes: int, max_start_bytes: int
-) -> ProtocolError | None:
-    """Why a text frame of ``size`` bytes is refused (``too_large``), or None.
-
-    Messages are held to ``max_message_bytes``; only a ``start`` carrying ``reference_audio``
-    (an inline clip, base64) may be up to ``max_start_bytes``."""
-    inline_clip = msg.get("type") == "start" and "reference_audio" in msg
-    limit = max(max_message_bytes, max_start_bytes) if inline_clip else max_message_bytes
-    if size <= limit:
-        return None
-    what = "a start with reference_audio" if inline_clip else "a message"
-    hint = "" if inline_clip else f" (only a start with reference_audio may be {max_start_bytes})"
-    return ProtocolError("too_large", f"{what} is {size} bytes; at most {limit}{hint}")
-
-
-def _nodes(value: Any) -> Iterator[tuple[str, Any, int]]:
-    """Every value in a parsed message with its field path and nesting depth (1 = the
-    message itself), iteratively (no recursion limit to meet), parents before children."""
-    stack: list[tuple[str, Any, int]] = [("", value, 1)]
-    while stack:
-        path, item, depth = stack.pop()
-        yield path, item, depth
-        if isinstance(item, dict):
-            stack.extend(
-                (f"{path}.{key}" if path else key, x, depth + 1) for key, x in item.items()
-            )
-        elif isinstance(item, list):
-            stack.extend((path, x, depth + 1) for x in item)
-
-
-def _check_tree(msg: dict[str, Any]) -> None:
-    """Nesting depth and valid Unicode everywhere in a parsed message."""
-    for path, value, depth in _nodes(msg):
-        if isinstance(value, str):
-            if _SURROGATE.search(value):
-                raise ProtocolError(
-                    "bad_value", f"{path!r} is not valid Unicode (it holds a lone surrogate)"
-                )
-        elif isinstance(value, (dict, list)):
-            if depth > MAX_DEPTH:
-                raise ProtocolError("bad_message", f"JSON nested more than {MAX_DEPTH} levels")
-            if isinstance(value, dict) and any(_SURROGATE.search(key) for key in value):
-                raise ProtocolError(
-                    "bad_message", "a key is not valid Unicode (it holds a lone surrogate)"
-                )
-
-
-def _number(msg: dict[str, Any], key: str, default: float, lo: float, hi: float) -> float:
-    value = msg.get(key)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ProtocolError("bad_value", f"{key!r} must be a number")
-    if not (isinstance(value, int) or math.isfinite(value)) or not lo <= value <= hi:
-        raise ProtocolError("bad_value", f"{key!r} must be a finite number from {lo} to {hi}")
-    return float(value)
-
-
-def _integer(raw: dict[str, Any], key: str, default: int, *, code: str, name: str) -> int:
-    """An optional whole-number field (``48000`` or ``48000.0``, not ``"48000"`` or ``true``)."""
-    value = raw.get(key)
-    if value is None:
-        return default
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or (isinstance(value, float) and not (math.isfinite(value) and value.is_integer()))
-    ):
-        raise ProtocolError(code, f"{name!r} must be a whole number")
-    return int(value)
-
-
-def bool_field(msg: dict[str, Any], key: str, default: bool = False) -> bool:
-    value = msg.get(key)
-    if value is None:
-        return default
-    if not isinstance(value, bool):
-        raise ProtocolError("bad_value", f"{key!r} must be true or false (a JSON boolean)")
-    return value
-
-
-def voice_field(msg: dict[str, Any], default: str) -> str:
-    """The ``voice`` id: the server default when absent or ``null``, else a non-empty string."""
-    voice = msg.get("voice")
-    if voice is None:
-        return default
-    if not isinstance(voice, str) or not voice.strip():
-        raise ProtocolError("bad_value", "'voice' must be a non-empty string")
-    return voice
-
-
-def sample_rate_field(raw: dict[str, Any], default: int, *, name: str = "sample_rate") -> int:
-    """``sample_rate`` (``format.sample_rate`` on the WebSocket): one of the served rates."""
-    rate = _integer(raw, "sample_rate", default, code="bad_format", name=name)
-    if rate not in SAMPLE_RATES:
-        raise ProtocolError("bad_format", f"{name!r} must be one of {list(SAMPLE_RATES)}")
-    return rate
-
-
-def parse_controls(msg: dict[str, Any]) -> Controls:
-    """Controls from a ``start`` message (or an HTTP body); type- and range-checked.
-
-    A free-text ``prompt`` ("用愤怒的语气", "a bit sad") sets ``emotion`` and ``intensity``
-    when they are not given explicitly.
-    """
-    emotion = msg.get("emotion")
-    if emotion is not None and (not isinstance(emotion, str) or emotion not in EMOTIONS):
-        raise ProtocolError("bad_value", f"'emotion' must be one of {list(EMOTIONS)}")
-    prompt = msg.get("prompt")
-    if prompt is not None:
-        if not isinstance(prompt, str) or not prompt.strip() or len(prompt) > MAX_PROMPT_CHARS:
-            raise ProtocolError(
-                "bad_value",
-                f"'prompt' must be a non-empty string of at most {MAX_PROMPT_CHARS} characters",
-            )
-        if emotion is None:
-            guess = parse_prompt(prompt)
-            emotion = guess.label
-            if msg.get("intensity") is None:
-                msg = {**msg, "intensity": guess.intensity}
-    return Controls(
-        speed=_number(msg, "speed", *_CONTROL_RANGES["speed"]),
-        pitch_shift=_number(msg, "pitch_shift", *_CONTROL_RANGES["pitch_shift"]),
-        energy=_number(msg, "energy", *_CONTROL_RANGES["energy"]),
-        emotion=emotion or "neutral",
-        intensity=_number(msg, "intensity", *_CONTROL_RANGES["intensity"]),
-    )
-
-
-def parse_format(raw: Any) -> OutputFormat:
-    if raw is None:
-        return OutputFormat()
-    if not isinstance(raw, dict):
-        raise ProtocolError("bad_format", "'format' must be an object")
-    codec = raw.get("codec")
-    if codec is not None and codec not in CODECS:
-        raise ProtocolError(
-            "bad_format", f"'format.codec' must be {' or '.join(repr(c) for c in CODECS)}"
-        )
-    try:
-        return OutputFormat(
-            codec=codec or "opus",
-            sample_rate=sample_rate_field(raw, 48000, name="format.sample_rate"),
-            bitrate=None  # the server's default (settings.opus_bitrate)
-            if raw.get("bitrate") is None
-            else _integer(raw, "bitrate", 0, code="bad_format", name="format.bitrate"),
-        )
-    except FormatError as exc:
-        raise ProtocolError("bad_format", str(exc)) from exc
+# What a voice lookup finds: the voice to speak, or (where nothing speaks) only its info.
+Found = Voice | VoiceInfo
 
 
 @dataclass
 class SessionProtocol:
     """Protocol state for one WebSocket connection (any number of utterances in turn)."""
 
-    lookup_voice: Callable[[str], VoiceInfo | None]
+    # The voice a ``start`` names, if this caller may use it (None: unknown to them).
+    lookup_voice: Callable[[str], Found | None]
     default_voice: str = "joe"
     max_text_chars: int = 5000
     line_ttl_ms: float = 8000.0  # a ``line`` with no ``ttl_ms``
@@ -423,14 +223,16 @@ class SessionProtocol:
         reference = msg.get("reference_audio")
         if reference is not None and (not isinstance(reference, str) or not reference):
             raise ProtocolError("bad_value", "'reference_audio' must be a base64 string")
-        info = self.lookup_voice(voice_id)
-        if info is None:
+        found = self.lookup_voice(voice_id)
+        if found is None:
             reason = self.unavailable(voice_id)
             if reason:
                 raise ProtocolError("voice_unavailable", reason)
             raise ProtocolError(
                 "unknown_voice", f"unknown voice {voice_id[:100]!r}; see GET /v1/voices"
             )
+        info = found if isinstance(found, VoiceInfo) else found.info
+        spoken: Voice | None = None if isinstance(found, VoiceInfo) else found
         controls = parse_controls(msg)
         try:
             check_controls(info, controls)
@@ -444,7 +246,7 @@ class SessionProtocol:
         cache = bool_field(msg, "cache", True)
         request = StartRequest(
             info, controls, fmt, timestamps, stream_id,
-            word_timestamps=words and info.word_timestamps, cache=cache,
+            word_timestamps=words and info.word_timestamps, cache=cache, spoken=spoken,
         )  # fmt: skip
         started = {
             "type": "started",
@@ -484,13 +286,13 @@ class SessionProtocol:
                 "bad_value", f"'id' must be a non-empty string of at most {MAX_LINE_ID_CHARS} "
                 "characters",
             )  # fmt: skip
-        priority = _integer(msg, "priority", 0, code="bad_value", name="priority")
+        priority = integer_field(msg, "priority", 0, code="bad_value", name="priority")
         if abs(priority) > MAX_LINE_PRIORITY:
             raise ProtocolError(
                 "bad_value",
                 f"'priority' must be from {-MAX_LINE_PRIORITY} to {MAX_LINE_PRIORITY}",
             )
-        ttl_ms = _number(msg, "ttl_ms", self.line_ttl_ms, MIN_LINE_TTL_MS, MAX_LINE_TTL_MS)
+        ttl_ms = number_field(msg, "ttl_ms", self.line_ttl_ms, MIN_LINE_TTL_MS, MAX_LINE_TTL_MS)
         if msg.get("reference_audio") is not None:
             raise ProtocolError(
                 "bad_value", "'reference_audio' is not taken in a line (use a cloned voice id)"

@@ -16,8 +16,8 @@ from websockets.exceptions import InvalidStatus
 
 from emostream.cli import main
 from emostream.config import Settings
-from emostream.transport.auth import ConfigError
-from emostream.transport.origins import EdgeRules, HostPolicy, OriginPolicy, parse_origin
+from emostream.transport.edge.auth import ConfigError
+from emostream.transport.edge.origins import EdgeRules, HostPolicy, OriginPolicy, parse_origin
 from emostream.voices.piper_voice import PiperVoice
 from tests.conftest import ServerThread
 

@@ -20,7 +20,7 @@ import websockets
 
 from emostream.config import Settings
 from emostream.transport.app import create_app
-from emostream.transport.ws_utf8 import INVALID_UTF8_REASON, Utf8CheckedProtocol, is_utf8
+from emostream.transport.websocket.utf8 import INVALID_UTF8_REASON, Utf8CheckedProtocol, is_utf8
 from emostream.voices.catalog import VoiceCatalog
 from emostream.voices.piper_voice import PiperVoice
 from tests.conftest import ServerThread

@@ -14,7 +14,7 @@ import pytest
 import websockets
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from emostream.transport.limits import KeyLimits, LimitExceeded, TokenBucket
+from emostream.transport.edge.limits import KeyLimits, LimitExceeded, TokenBucket
 from emostream.voices.piper_voice import PiperVoice
 from tests.conftest import ServerThread
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from emostream.transport.line_queue import Line, LineQueue, Playout
+from emostream.transport.websocket.line_queue import Line, LineQueue, Playout
 
 
 def _line(i: int, priority: int = 0, ttl_s: float = 10.0) -> Line:

@@ -1,9 +1,9 @@
 """Contexts on one socket (protocol v1.1), sans I/O.
 
-:class:`ContextRouter` sits in front of :class:`~emostream.transport.protocol.SessionProtocol`:
-it sends each client message to the protocol state of the context it names and tags the
-actions that come back with that context, so the I/O layer knows which utterance each one
-belongs to. It never touches a socket, a task or a model.
+:class:`ContextRouter` sits in front of
+:class:`~emostream.transport.websocket.protocol.SessionProtocol`: it sends each client message
+to the protocol state of the context it names and tags the actions that come back with that
+context, so the I/O layer knows which utterance each one belongs to. It never touches a socket, a task or a model.
 
 * **v1** (a client that never sends ``context_id``): every message goes to one
   :class:`SessionProtocol`, unchanged; actions come back untagged (context ``None``), and the
@@ -13,10 +13,11 @@ belongs to. It never touches a socket, a task or a model.
   kind is refused with ``protocol_mismatch``). On a v1.1 connection ``start``, ``text``,
   ``flush``, ``end``, ``cancel`` and ``line`` carry a ``context_id``; each ``start`` opens a
   context with its own :class:`SessionProtocol` (voice, controls, format, segmenter) and a
-  channel number for its binary frames (:mod:`emostream.transport.frames`). Several contexts
-  speak at once, up to ``max_contexts`` live ones (``too_many_contexts`` past it). A context
-  is live from its ``start`` until the I/O layer reports it finished (:meth:`finished`, once its
-  ``done`` is sent), including after a ``cancel``; then its id may be started again.
+  channel number for its binary frames (:mod:`emostream.transport.websocket.frames`).
+  Several contexts speak at once, up to ``max_contexts`` live ones (``too_many_contexts`` past
+  it). A context is live from its ``start`` until the I/O layer reports it finished
+  (:meth:`finished`, once its ``done`` is sent), including after a ``cancel``; then its id may
+  be started again.
   ``text``/``flush``/``end``/``cancel`` naming no live context get ``unknown_context`` and
   change nothing, except for a context whose ``start`` the I/O layer refused (:meth:`refused`:
   ``busy``): its ``text``/``flush`` are dropped quietly until its ``end`` or ``cancel`` (also
@@ -34,12 +35,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from emostream.transport import schema
-from emostream.transport.frames import ChannelAllocator
-from emostream.transport.protocol import (
+from emostream.transport.messages import ProtocolError
+from emostream.transport.websocket.frames import ChannelAllocator
+from emostream.transport.websocket.protocol import (
     Action,
     BeginUtterance,
     CancelUtterance,
-    ProtocolError,
     SendError,
     SessionProtocol,
     StartRequest,
@@ -150,7 +151,7 @@ class ContextRouter:
 
     # -- client messages --------------------------------------------------------------
     def receive_message(self, msg: dict[str, Any]) -> list[Routed]:
-        """A message already parsed by :func:`~emostream.transport.protocol.load_message`."""
+        """A message already parsed by :func:`~emostream.transport.messages.load_message`."""
         kind = msg.get("type")
         if not isinstance(kind, str) or kind not in CONTEXT_TYPES:
             return self._v1(msg)  # clear, unknown types: the connection's, as in v1

@@ -14,7 +14,7 @@ import websockets
 from websockets.exceptions import InvalidStatus
 from websockets.typing import Origin
 
-from emostream.transport.access_log import RedactQuery, log_config, redact_target
+from emostream.transport.edge.access_log import RedactQuery, log_config, redact_target
 from tests.transport.served import Served
 
 SECRETS = [f"es_0123abcd_secret{i}-0123456789abcdefghij" for i in range(5)]

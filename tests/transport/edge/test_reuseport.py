@@ -10,7 +10,7 @@ import socket
 
 import pytest
 
-from emostream.transport import reuseport
+from emostream.transport.edge import reuseport
 
 pytestmark = pytest.mark.skipif(not reuseport.SUPPORTED, reason="no SO_REUSEPORT here")
 

@@ -3,10 +3,10 @@
 
 :class:`Guard` is ASGI middleware in front of the routes, checking in this order:
 
-1. ``Host`` (:class:`~emostream.transport.origins.HostPolicy`; a loopback server answers loopback
-   names and ``allowed_hosts`` only): ``421 host_not_allowed``.
-2. ``Origin`` (:class:`~emostream.transport.origins.OriginPolicy`) of a WebSocket upgrade, and
-   of an HTTP request that changes state (any method but GET, HEAD, OPTIONS: what a page could
+1. ``Host`` (:class:`~emostream.transport.edge.origins.HostPolicy`; a loopback server
+   answers loopback names and ``allowed_hosts`` only): ``421 host_not_allowed``.
+2. ``Origin`` (:class:`~emostream.transport.edge.origins.OriginPolicy`) of a WebSocket upgrade,
+   and of an HTTP request that changes state (any method but GET, HEAD, OPTIONS: what a page could
    send cross-site, a ``text/plain`` POST needing no preflight): ``403 origin_not_allowed``.
    Requests with no ``Origin`` (curl, SDKs) pass.
 3. For ``/v1/*`` and ``/metrics`` (never ``/healthz`` or the static demo page), the caller's
@@ -17,7 +17,8 @@ is accepted), counted in ``emostream_errors``.
 
 Credentials: ``Authorization: Bearer <key or token>`` on HTTP and on the WebSocket upgrade; on
 the WebSocket also a *token* (never a key) as the subprotocol ``emostream.token.<token>`` or the
-query ``access_token=`` (access logs redact query strings: :mod:`emostream.transport.access_log`).
+query ``access_token=`` (access logs redact query strings:
+:mod:`emostream.transport.edge.access_log`).
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from emostream.stream.metrics import Metrics
-from emostream.transport.auth import Authenticator, AuthError, bearer, subprotocol_token
+from emostream.transport.edge.auth import Authenticator, AuthError, bearer, subprotocol_token
+from emostream.transport.edge.origins import EdgeRules
 from emostream.transport.errors import error
-from emostream.transport.origins import EdgeRules
 from emostream.voices.cloning.registry import VoiceStore, is_cloned_id
 
 PRINCIPAL = "emostream.principal"

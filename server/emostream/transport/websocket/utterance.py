@@ -1,10 +1,14 @@
 """One WebSocket utterance's state: its stream slot, segment queue and task, what it sent.
 
-A v1 utterance, or one context of a v1.1 connection (:mod:`emostream.transport.contexts`):
-its binary frames carry the context's channel and a sequence number
-(:mod:`emostream.transport.frames`), its events the ``context_id``. With word timestamps it
-keeps every word it announced and the samples it sent, for the ``done`` report. No I/O here:
-:mod:`emostream.transport.ws` runs the task and sends.
+A v1 utterance, or one context of a v1.1 connection
+(:mod:`emostream.transport.websocket.contexts`): its binary frames carry the context's channel
+and a sequence number (:mod:`emostream.transport.websocket.frames`), its events the
+``context_id``. With word timestamps it keeps every word it announced and the samples it sent,
+for the ``done`` report. No I/O here: :mod:`emostream.transport.websocket.connection` runs the
+task and sends.
+
+An utterance is admitted (:func:`admit`: a stream permit from the key's limits, then a slot from
+the service) before ``started`` is sent; a refusal is the ``start``'s one answer.
 """
 
 from __future__ import annotations
@@ -14,12 +18,20 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from emostream.stream.service import Slot
-from emostream.transport.contexts import tagged
-from emostream.transport.frames import encode_frame
-from emostream.transport.limits import StreamPermit
-from emostream.transport.protocol import StartRequest
-from emostream.transport.text_sources import SegmentSource
+from emostream.codec.packetizer import FRAME_MS
+from emostream.stream.service import Busy, Slot, SpeechService
+from emostream.stream.streamer import Packet
+from emostream.transport.edge.limits import KeyLimits, LimitExceeded, StreamPermit
+from emostream.transport.errors import retry_after_ms
+from emostream.transport.websocket.contexts import tagged
+from emostream.transport.websocket.frames import encode_frame
+from emostream.transport.websocket.protocol import (
+    EndOfInput,
+    QueueSegments,
+    SendError,
+    StartRequest,
+)
+from emostream.transport.websocket.text_sources import SegmentSource
 
 END = object()  # put on an utterance's queue after its last segment
 
@@ -32,6 +44,34 @@ async def segment_texts(queue: asyncio.Queue[object]) -> AsyncIterator[str]:
             return
         assert isinstance(item, str)
         yield item
+
+
+@dataclass(frozen=True)
+class BusyRefusal(SendError):
+    """The ``busy`` error: it says when a new ``start`` is likely to be admitted."""
+
+    retry_after_ms: int = 0
+
+    @property
+    def event(self) -> dict[str, Any]:
+        return {**super().event, "retry_after_ms": self.retry_after_ms}
+
+
+def admit(
+    service: SpeechService, limits: KeyLimits, principal: str | None
+) -> tuple[Slot, StreamPermit] | SendError:
+    """A stream permit (the key's concurrent streams) and a slot (the service's admission),
+    taken before ``started`` is sent; or the refusal that is the ``start``'s one answer."""
+    try:
+        permit = limits.open_stream(principal)
+    except LimitExceeded as exc:
+        return SendError(exc.code, exc.message)
+    try:
+        slot = service.admit()
+    except Busy as exc:
+        permit.release()
+        return BusyRefusal("busy", f"{exc}; retry shortly", retry_after_ms(exc))
+    return slot, permit
 
 
 @dataclass(eq=False)
@@ -53,6 +93,23 @@ class Utterance:
     context_id: str | None = None  # v1.1: its context (None: a v1 utterance)
     channel: int | None = None  # v1.1: the channel in its binary frames' header
     frames: int = 0  # binary frames sent so far (the next frame's sequence number)
+
+    def take(self, action: object) -> None:
+        """Segments to speak (:class:`QueueSegments`) or the end of its text
+        (:class:`EndOfInput`), onto its queue; other actions are not its own."""
+        if isinstance(action, QueueSegments):
+            self.sources.extend(action.sources)
+            for text in action.texts:
+                self.queue.put_nowait(text)
+        elif isinstance(action, EndOfInput):
+            self.queue.put_nowait(END)
+
+    def played_s(self, packet: Packet) -> float:
+        """How long a listener plays ``packet``: an Opus packet its whole frame (the last
+        one's padding too), PCM its samples."""
+        if self.req.fmt.codec == "opus":
+            return FRAME_MS / 1000.0
+        return len(packet.data) / 2 / self.req.fmt.sample_rate
 
     def frame(self, payload: bytes) -> bytes:
         """The binary frame for one packet: bare (v1), or with the v1.1 header."""
