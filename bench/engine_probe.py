@@ -1,7 +1,7 @@
 """Watch a loaded ``emostream serve`` (engine=process) from the side: bench/gpu_engine_probe.sh.
 
 ``watch``: find the server's processes (the ``emostream serve`` main process, its engine
-process ``python -m emostream.engine.core`` and its uvicorn workers), then
+process ``python -m emostream.engine.process`` and its uvicorn workers), then
 
 * every ``--sample-s``: CPU % of the engine process, of its loop thread (the main thread),
   its thread count, of the workers (sum and busiest), of the load generator's processes and
@@ -38,7 +38,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-ENGINE_MARK = "emostream.engine.core"
+ENGINE_MARK = "emostream.engine.process"
 
 
 def _cmdline(p: Any) -> str:

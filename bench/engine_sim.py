@@ -1,7 +1,7 @@
 """The engine's scheduler on a simulated H200: how many real-time streams, at what latency.
 
 CPU only, no model and no clock: :func:`emostream.engine.sim.simulate` drives the
-engine's real :class:`~emostream.engine.scheduler.EngineScheduler` with N closed-loop
+engine's real :class:`~emostream.engine.scheduling.scheduler.EngineScheduler` with N closed-loop
 listeners on a device that takes the H200 cost table's time per batch
 (:func:`emostream.engine.costs.h200_table`: the engine's own measurements in the 2026-12-03
 probe, confirmed within a few % by the 2026-12-04 run). Two workloads (``--workload``):
@@ -87,7 +87,9 @@ from emostream.engine.costs import (
     h200_table,
 )
 from emostream.engine.gpu.batcher import ENGINE_BUCKETS
-from emostream.engine.scheduler import EngineScheduler, StageSpec, nearest_rank
+from emostream.engine.scheduling.load import nearest_rank
+from emostream.engine.scheduling.scheduler import EngineScheduler
+from emostream.engine.scheduling.work import StageSpec
 from emostream.engine.sim import (
     ACOUSTIC,
     ACOUSTIC_STAGE,
@@ -114,7 +116,7 @@ PLANS: dict[str, tuple[tuple[int, ...], tuple[int, ...], bool, float]] = {
     "after-linger-192": ((32, 96, 192), ENGINE_BUCKETS.batch_sizes, True, LINGER_S),
     "after-linger-b64": (ENGINE_BUCKETS.frames, ROWS_64, True, LINGER_S),
 }
-# The light vocoder on an H100 (the run of 2026-12-06, session 15: costs.H100_LITE, host
+# The light vocoder on an H100 (2026-12-06 run3: costs.H100_LITE, host
 # work ~0.20 ms a call): its engine shapes (batcher.LITE_ENGINE_BUCKETS, 29 frames of
 # context a side), the acoustic linger as served, and the vocoder linger (off / on).
 # "lite-h100-256": a 256-frame bucket and later chunks planned up to 198 frames (what the
@@ -129,7 +131,7 @@ PLANS.update({
     "lite-h100-256": ((48, 128, 256), ROWS_32, True, LINGER_S),
     "lite-h100-128": ((128, 256), ROWS_32, True, LINGER_S),
 })  # fmt: skip
-# The look-ahead's due (--lookahead-due): "sent" (the streamer before 2026-12-06 s15: due
+# The look-ahead's due (--lookahead-due): "sent" (the streamer before the 2026-12-06 run3: due
 # at once before the first packet) or "planned" (now: streamer._lookahead_deadline, the
 # earlier segments' audio less LOOKAHEAD_LEAD_S)
 LookaheadDue = Literal["sent", "planned"]

@@ -87,7 +87,7 @@ cp "$RES/$NAME-env.txt" "$OUT/"
 PYTHONPATH="$PWD/server:$PWD:$PYTHONPATH" "$PY" - <<'PYEOF' \
   || { echo "missing imports or checkpoint: stage .gpujob/lt* (bench/gpu_loadtest.sh)"; exit 3; }
 import os
-import emostream.transport.app, emostream.engine.core, loadtest.cli  # noqa: F401
+import emostream.transport.app, emostream.engine.process, loadtest.cli  # noqa: F401
 import websockets, uvicorn, uvloop, opuslib_next, soxr, psutil, matplotlib  # noqa: F401
 from emostream.text.phonemes import G2P
 G2P()("你好，hello.")  # the acoustic voices' G2P as they warm it: espeak-ng, jieba, pypinyin, misaki

@@ -101,23 +101,24 @@ def test_no_import_cycle() -> None:
 
 
 def test_the_check_sees_imports_inside_functions(tmp_path: Path) -> None:
-    """The cycle that devices.py and engine_process.py (now core.py) had (2026-12-07): each imported the
-    other inside a function; and one closed by a relative import at the top of a file."""
+    """The cycle that devices.py and engine_process.py (now process.py) had (2026-12-07): each
+    imported the other inside a function; and one closed by a relative import at the top of a
+    file."""
     pkg = tmp_path / "emostream"
     (pkg / "engine").mkdir(parents=True)
     for init in (pkg / "__init__.py", pkg / "engine" / "__init__.py"):
         init.write_text("")
     (pkg / "engine" / "devices.py").write_text(
-        "def client():\n    from emostream.engine.core import EngineHandle\n"
+        "def client():\n    from emostream.engine.process import EngineHandle\n"
     )
-    (pkg / "engine" / "core.py").write_text(
+    (pkg / "engine" / "process.py").write_text(
         "def stages():\n    from emostream.engine import devices\n"
     )
     (pkg / "engine" / "a.py").write_text("from . import b\n")
     (pkg / "engine" / "b.py").write_text("import emostream.engine.a\n")
     graph = import_graph(pkg)
-    assert graph["emostream.engine.devices"] == {"emostream.engine.core": 2}
+    assert graph["emostream.engine.devices"] == {"emostream.engine.process": 2}
     assert sorted(cycles(graph)) == [
         ["emostream.engine.a", "emostream.engine.b"],
-        ["emostream.engine.core", "emostream.engine.devices"],
+        ["emostream.engine.devices", "emostream.engine.process"],
     ]

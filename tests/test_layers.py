@@ -77,9 +77,11 @@ def test_the_check_can_fail(tmp_path: Path) -> None:
 
 
 def test_bench_holds_the_user_facing_tools_only() -> None:
-    """Each module of ``emostream.bench`` is an ``emostream bench`` command (the lab's quality
-    judges live in ``lab/``, outside the package: tests/test_lab_not_shipped.py)."""
+    """Each module or subpackage of ``emostream.bench`` is an ``emostream bench`` command (the
+    lab's quality judges live in ``lab/``, outside the package: tests/test_lab_not_shipped.py)."""
     from emostream.cli import BENCHES
 
-    modules = {p.stem for p in (PACKAGE / "bench").glob("*.py")} - {"__init__"}
+    bench = PACKAGE / "bench"
+    modules = {p.stem for p in bench.glob("*.py")} - {"__init__"}
+    modules |= {p.parent.name for p in bench.glob("*/__init__.py")}
     assert {f"emostream.bench.{m}" for m in modules} == set(BENCHES.values())

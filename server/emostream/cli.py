@@ -110,8 +110,8 @@ def _serve(args: argparse.Namespace) -> int:
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="emostream-metrics-")
     engine = None
     if settings.engine == "process" and not settings.engine_socket:
-        # One engine process owns the device for every worker (engine.engine_process).
-        from emostream.engine.core import EngineHandle
+        # One engine process owns the device for every worker (engine.process).
+        from emostream.engine.process import EngineHandle
 
         engine = EngineHandle.spawn(settings)
         os.environ["EMOSTREAM_ENGINE_SOCKET"] = engine.socket_path

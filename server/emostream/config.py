@@ -40,7 +40,7 @@ class Settings:
     # -- engine (README "GPU engine") ---------------------------------------------------------
     # "inprocess": each server process runs its own models (ThreadRunner on cpu, GpuRunner on
     # cuda). "process": one engine process owns the device and batches every worker's calls
-    # (engine.engine_process); workers send them over shared memory and a Unix socket.
+    # (engine.process); workers send them over shared memory and a Unix socket.
     engine: str = "inprocess"
     engine_socket: str = ""  # a running engine's socket (serve sets it for its workers)
     # Admission (engine=process): refuse an utterance (`busy`) when the device would pass this

@@ -13,7 +13,7 @@ import numpy as np
 
 from emostream.engine.admission import AdmissionPolicy, Decision, Verdict, decide
 from emostream.engine.costs import h200_table
-from emostream.engine.scheduler import LoadSnapshot
+from emostream.engine.scheduling.load import LoadSnapshot
 from emostream.engine.sim import (
     ACOUSTIC,
     FakeDevice,

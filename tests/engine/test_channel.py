@@ -25,7 +25,7 @@ from emostream.engine.messages import (
     pickled,
     unpickled,
 )
-from emostream.engine.scheduler import LoadSnapshot
+from emostream.engine.scheduling.load import LoadSnapshot
 
 
 def test_frames_split_anywhere() -> None:

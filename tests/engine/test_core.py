@@ -11,7 +11,8 @@ import pytest
 from emostream.config import Settings
 from emostream.engine.admission import AdmissionPolicy, Decision, Verdict
 from emostream.engine.client import EngineClient
-from emostream.engine.core import EngineHandle, collect_stages
+from emostream.engine.core import collect_stages
+from emostream.engine.process import EngineHandle
 from emostream.engine.runner import ThreadRunner
 from emostream.stream.service import Busy, SpeechService
 from emostream.voices.base import BatchedStage, Controls

@@ -11,8 +11,8 @@ import numpy.typing as npt
 import pytest
 
 from emostream.config import Settings
-from emostream.stream import service as service_module
 from emostream.engine.heap_trim import HeapTrimmer, libc_malloc_trim
+from emostream.stream import service as service_module
 from emostream.stream.service import SpeechService
 from emostream.stream.streamer import UtteranceRequest
 from emostream.voices.base import Controls, Latent, VoiceInfo

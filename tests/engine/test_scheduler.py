@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from emostream.engine.chunks import ChunkSchedule
 from emostream.engine.costs import CostTable, LinearCost, h200_table
-from emostream.engine.scheduler import EngineScheduler, StageSpec
+from emostream.engine.scheduling.scheduler import EngineScheduler
+from emostream.engine.scheduling.work import StageSpec
 from emostream.engine.sim import (
     ACOUSTIC,
     ACOUSTIC_STAGE,
@@ -255,7 +256,7 @@ def test_note_busy_counts_host_work_in_the_busy_share() -> None:
         s.note_busy(t, t + 0.001)  # the whole iteration: intake, plans, delivery
         t += 0.001
     assert s.busy_share(0.0, 0.2) > 0.95
-    assert len(s._busy) == 1  # touching spans merged: one per busy stretch
+    assert len(s.load_window._busy) == 1  # touching spans merged: one per busy stretch
     s.submit(1, "a1", ACOUSTIC, length=40, now=0.0, track=False)
     assert s.schedule(0.0) is None and s.wake_at is not None and s.wake_at > 0.0  # held
     # without the host spans the same loop reads 60 % busy: no hold
@@ -418,7 +419,7 @@ def test_load_matches_a_recount_of_its_window() -> None:
     import random
     from collections.abc import Hashable
 
-    from emostream.engine.scheduler import nearest_rank
+    from emostream.engine.scheduling.load import nearest_rank
 
     rng = random.Random(3)
     s = sched(window_s=0.5, stream_idle_s=0.3)

@@ -7,7 +7,8 @@ from dataclasses import replace
 from typing import Any
 
 from emostream.engine.costs import H200_HOST_PER_ITEM_S, H200_HOST_PER_PLAN_S, h200_table
-from emostream.engine.scheduler import EngineScheduler, WorkItem
+from emostream.engine.scheduling.scheduler import EngineScheduler
+from emostream.engine.scheduling.work import WorkItem
 from emostream.engine.sim import (
     ACOUSTIC,
     ACOUSTIC_STAGE,

@@ -1,7 +1,7 @@
 """Admission: whether one more utterance fits on the engine (sans-I/O).
 
 The engine's scheduler knows every queued call's deadline and how busy the device was
-(:class:`~emostream.engine.scheduler.LoadSnapshot`). A device near saturation does not
+(:class:`~emostream.engine.scheduling.load.LoadSnapshot`). A device near saturation does not
 slow down gently: queues grow without bound, so past a point one more stream makes every
 stream's first audio late (and then its later chunks). :func:`decide` refuses the next
 utterance before that point, so that the ones admitted keep their bound (unless the policy
@@ -19,7 +19,7 @@ is not ``enabled``: benchmarks of the raw ceiling, ``EMOSTREAM_ENGINE_ADMISSION=
   audio for want of it (a server-side underrun), not after its scheduling due: a later
   segment's acoustic call is due :data:`~emostream.stream.streamer.LOOKAHEAD_LEAD_S`
   before that, and arriving within the lead starves no one
-  (:class:`~emostream.engine.scheduler.WorkItem`'s ``need_by``);
+  (:class:`~emostream.engine.scheduling.work.WorkItem`'s ``need_by``);
 * **first audio**: the engine's p95 latency of urgent calls (first chunks) grows as
   ``1 / (1 - u)`` (a queue's waiting time); scaled to the utilization after admission it
   must stay within ``first_audio_bound_s``.
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from emostream.engine.scheduler import LoadSnapshot
+from emostream.engine.scheduling.load import LoadSnapshot
 
 
 class Verdict(StrEnum):

@@ -11,8 +11,8 @@ sans-I/O). Arrays travel through shared memory:
   when the engine answers for its request (``Done``, ``Error`` or ``Dropped``), so the
   engine never writes into a slot that was handed to another call. An array too large for
   a slot travels inline in the message (pickled) instead;
-* the engine publishes its load (:class:`~emostream.engine.scheduler.LoadSnapshot`) in a
-  small :class:`StatusBlock` that every client reads without a round trip (admission).
+* the engine publishes its load (:class:`~emostream.engine.scheduling.load.LoadSnapshot`)
+  in a small :class:`StatusBlock` that every client reads without a round trip (admission).
 
 Both sides are processes of one server on one host: the socket lives in a private
 directory (mode 0700), so pickle carries only what this server's own processes wrote.
@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from emostream.engine.messages import AnyMessage, ArraySpec, Message
-from emostream.engine.scheduler import LoadSnapshot
+from emostream.engine.scheduling.load import LoadSnapshot
 
 HEADER = struct.Struct("<I")
 MAX_MESSAGE = 1 << 28

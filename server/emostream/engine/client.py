@@ -2,7 +2,7 @@
 
 :class:`EngineClient` sends every call of a stage a voice declares
 (:func:`emostream.voices.base.stage_of`) to the engine process
-(:mod:`emostream.engine.core`) through :mod:`emostream.engine.channel`: mel windows
+(:mod:`emostream.engine.process`) through :mod:`emostream.engine.channel`: mel windows
 in and audio out through this client's shared-memory slots, control messages on the
 socket. What stays here, on a few local threads (a :class:`ThreadRunner`): the text front
 end of an acoustic call (``voice.prepare``: G2P) and every call of a voice that declares no
@@ -45,15 +45,16 @@ from emostream.engine.messages import (
     unpickled,
 )
 from emostream.engine.runner import ThreadRunner
-from emostream.voices.base import Controls, Latent, Voice, stage_of
+from emostream.voices.base import Controls, Latent, StagedVoice, Voice, stage_of
 
 log = logging.getLogger(__name__)
 
 Audio = npt.NDArray[np.float32]
 # A window's audio must fit a slot, or it travels pickled inside the message: the light
-# vocoder's 256-frame rows (256 x 256 float32 = 256 KiB) did not fit 128 KiB slots, and on
-# the H100 run of 2026-12-06 (s15b) delivering them cost the engine loop ~1 ms a window
-# under load (3.7-4.3 s of every 5 s). Shared memory is only backed where written.
+# vocoder's 256-frame rows (256 x 256 float32 = 256 KiB) did not fit 128 KiB slots, and
+# delivering them pickled took most of the engine loop under load (measured:
+# docs/measurements.md, "Engine scheduler and loop"). Shared memory is only backed where
+# written.
 SLOT_BYTES = 256 << 10
 
 
@@ -127,9 +128,9 @@ class EngineClient:
         need_by: float | None = None,
     ) -> Latent:
         stage = stage_of(voice, "acoustic")
-        if stage is None or stage.size is None:
+        if not isinstance(voice, StagedVoice) or stage is None or stage.size is None:
             return await self._local.acoustic(voice, text, controls, deadline=deadline)
-        prepare = getattr(voice, "prepare")  # StagedVoice  # noqa: B009
+        prepare = voice.prepare  # the text front end stays here (StagedVoice)
         request = await self._local.run(lambda: prepare(text, controls), deadline=deadline)
         # No stream id here (Runner.acoustic): "" makes it a one-off call in the engine.
         spec, value, array = await self._call(stage.key, "", deadline, stage.size(request),

@@ -1,47 +1,37 @@
-"""The engine process: one device, one scheduler, every front end's model calls.
+"""The engine loop: one device, one scheduler, every front end's model calls.
 
-``python -m emostream.engine.core --socket PATH`` (settings as JSON in
-``EMOSTREAM_ENGINE_SETTINGS``, else from ``EMOSTREAM_*``) loads the voices on its device,
-collects the stages they declare (:class:`~emostream.voices.base.BatchedStage`: no voice
-type is checked) and serves front ends (:class:`~emostream.engine.client.EngineClient`)
-on a Unix socket, through :mod:`emostream.engine.channel`.
+The engine process (:mod:`emostream.engine.process`: ``python -m emostream.engine.process``)
+loads the voices on its device, collects the stages they declare (:func:`collect_stages`;
+:class:`~emostream.voices.base.BatchedStage`: no voice type is checked) and serves front ends
+(:class:`~emostream.engine.client.EngineClient`) on a Unix socket, through
+:mod:`emostream.engine.channel`, with :class:`EngineCore`.
 
 :class:`EngineCore` is the loop of vLLM's ``EngineCore.step``: take what the sockets
-brought (calls are submitted to the :class:`~emostream.engine.scheduler.EngineScheduler`,
-cancels drop queued work), **schedule** one batch, **execute** it (pad the windows into the
-bucket shape, one call of the stage's ``run``), **deliver** each result to its client by
-request id, and publish the load for admission. One thread: the device call blocks it,
-and meanwhile new calls wait in the socket buffers. Where that thread's time goes and what
-the batches were (:class:`~emostream.engine.stats.EngineStats`) is logged at info
-every ``stats_interval_s`` (``EMOSTREAM_ENGINE_STATS_S``, default 5; 0: never) as one line,
-``engine stats {json}``. Under load the acoustic stages linger
-(``EMOSTREAM_ENGINE_ACOUSTIC_LINGER_MS``, the scheduler's Linger): the loop then sleeps in
-its poll until the hold ends or a message comes.
-
-:class:`EngineHandle` starts the process and stops it (``serve`` does, once for all workers).
+brought (calls are submitted to the
+:class:`~emostream.engine.scheduling.scheduler.EngineScheduler`, cancels drop queued work),
+**schedule** one batch, **execute** it (pad the windows into the bucket shape, one call of
+the stage's ``run``), **deliver** each result to its client by request id, and publish the
+load for admission. One thread: the device call blocks it, and meanwhile new calls wait in
+the socket buffers. Where that thread's time goes and what the batches were
+(:class:`~emostream.engine.stats.EngineStats`) is logged at info every ``stats_interval_s``
+(``EMOSTREAM_ENGINE_STATS_S``, default 5; 0: never) as one line, ``engine stats {json}``.
+Under load the acoustic stages linger (``EMOSTREAM_ENGINE_ACOUSTIC_LINGER_MS``, the
+scheduler's Linger): the loop then sleeps in its poll until the hold ends or a message comes.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
-import os
 import selectors
-import signal
 import socket
-import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from emostream.config import Settings
 from emostream.engine.channel import FrameDecoder, SlotArena, StatusBlock, encode
 from emostream.engine.costs import CostTable, LinearCost, MeasuredCost
 from emostream.engine.messages import (
@@ -58,7 +48,8 @@ from emostream.engine.messages import (
     pickled,
     unpickled,
 )
-from emostream.engine.scheduler import EngineScheduler, Plan, StageSpec
+from emostream.engine.scheduling.scheduler import EngineScheduler
+from emostream.engine.scheduling.work import Plan, StageSpec
 from emostream.engine.stats import EngineStats
 from emostream.voices.base import BatchedStage, StagedVoice
 
@@ -106,7 +97,7 @@ class _Client:
 
     def flush(self) -> None:
         """Send the queued messages in one write: one wake-up of the front end per batch,
-        not one per answer (each costs the engine ~10-100 us when the front end sleeps)."""
+        not one per answer (measured: docs/measurements.md, "GPU engine", Engine stats)."""
         if not self.outbox:
             return
         data = self.outbox[0] if len(self.outbox) == 1 else b"".join(self.outbox)
@@ -122,11 +113,11 @@ class EngineCore:
     of the measured cost per shape; ``stats_interval_s``: how often :meth:`serve` logs
     :attr:`stats` (0: never); ``acoustic_linger_s`` / ``vocoder_linger_s``: the linger of
     the acoustic stages and of the other (vocoder) stages
-    (:class:`~emostream.engine.scheduler.StageSpec`, ``EMOSTREAM_ENGINE_ACOUSTIC_LINGER_MS``,
-    ``EMOSTREAM_ENGINE_VOCODER_LINGER_MS``; 0: none). A stage only lingers where its measured
-    cost makes a small batch dear per row (the scheduler's gain test): the light vocoder's
-    calls are mostly a fixed cost (H100: 0.77 ms for one 128-frame row, 2.82 ms for 32),
-    HiFi-GAN V1's mostly rows."""
+    (:class:`~emostream.engine.scheduling.work.StageSpec`,
+    ``EMOSTREAM_ENGINE_ACOUSTIC_LINGER_MS``, ``EMOSTREAM_ENGINE_VOCODER_LINGER_MS``; 0: none).
+    A stage only lingers where its measured cost makes a small batch dear per row (the
+    scheduler's gain test): the light vocoder's calls are mostly a fixed cost, HiFi-GAN V1's
+    mostly rows (measured: docs/measurements.md, "Engine scheduler and loop")."""
 
     def __init__(
         self,
@@ -426,156 +417,3 @@ class EngineCore:
             client.sock.close()
             self.forget(client)
         self.status.close()
-
-
-def device_stages(settings: Settings, voices: Iterable[object]) -> dict[str, BatchedStage]:
-    """This device's runners for declared stage keys: on cuda the vocoder key runs in the
-    batched fp16 CUDA-graph backend (the GPU path's bucket shapes) and, with
-    ``acoustic_graphs``, the acoustic model as CUDA graphs. Nothing on cpu.
-
-    Every graph of both models goes into ONE graph memory pool, captured largest first
-    (:mod:`emostream.engine.gpu.graph_pool`; safe because :class:`EngineCore` runs one stage
-    call at a time on its thread and each call copies its results to the host before it
-    returns). What each part holds is logged at info as ``engine gpu memory {json}``."""
-    if settings.device != "cuda":
-        return {}
-    from emostream.engine.gpu.acoustic_graphs import BATCHES, GraphedAcoustic
-    from emostream.engine.gpu.batcher import engine_buckets
-    from emostream.engine.gpu.graph_pool import CudaGraphDevice, GraphJob, GraphPool
-    from emostream.engine.gpu.vocoder_backend import backend_for
-    from emostream.models.mel import silence_level
-    from emostream.voices.catalog import VOCODER_KEYS, vocoder_choice
-
-    device = CudaGraphDevice("cuda")
-    memory: dict[str, Any] = {"at_start_mib": _mib(device.memory())}  # context, catalog models
-    pool = GraphPool(device)
-    choice = vocoder_choice(settings)
-    spec = engine_buckets(choice, settings.vocoder_frames())
-    backend = backend_for(settings, pool=pool)
-    jobs: list[GraphJob] = backend.graph_jobs(spec.shapes())
-    weights = {"vocoder": _param_bytes(backend.model)}
-    key = VOCODER_KEYS[choice]
-    out = {key: BatchedStage(key, "decode", backend.run, spec.batch_sizes, spec.frames,
-                             silence_level())}  # fmt: skip
-    if settings.acoustic_graphs:
-        for voice in voices:
-            stage = next((s for s in _stages(voice) if s.kind == "acoustic"), None)
-            model = getattr(voice, "model", None)
-            if stage is None or model is None or stage.key in out:
-                continue
-            graphed = GraphedAcoustic(model, device="cuda", pool=pool)
-            jobs += graphed.graph_jobs()
-            weights["acoustic"] = weights.get("acoustic", 0) + _param_bytes(model)
-            out[stage.key] = BatchedStage(stage.key, "acoustic", graphed, BATCHES,
-                                          size=stage.size)  # fmt: skip
-    compiled = getattr(backend, "compile_report", None)
-    if compiled is not None:  # vocoder_compile: seconds per shape (graph_jobs compiled them)
-        memory["vocoder_compile"] = compiled
-    memory["weights_mib"] = {k: round(v / (1 << 20), 1) for k, v in weights.items()}
-    memory["before_graphs_mib"] = _mib(device.memory())
-    report = pool.capture_all(jobs)
-    memory["graphs"] = report.as_dict()
-    log.info("engine: %d graphs in one pool (%s); engine gpu memory %s", pool.captured,
-             ", ".join(f"{k} {p.graphs}" for k, p in report.parts.items()),
-             json.dumps(memory, separators=(",", ":")))  # fmt: skip
-    return out
-
-
-def _mib(figures: Mapping[str, int]) -> dict[str, float]:
-    return {k: round(v / (1 << 20), 1) for k, v in figures.items()}
-
-
-def _param_bytes(model: Any) -> int:
-    """Bytes of a torch module's parameters and buffers (0 for anything else)."""
-    params = getattr(model, "parameters", None)
-    buffers = getattr(model, "buffers", None)
-    if params is None or buffers is None:
-        return 0
-    tensors = [*params(), *buffers()]
-    return sum(int(t.numel() * t.element_size()) for t in tensors)
-
-
-def _stages(voice: object) -> tuple[BatchedStage, ...]:
-    return voice.batched_stages() if isinstance(voice, StagedVoice) else ()
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m emostream.engine.core")
-    p.add_argument("--socket", required=True)
-    args = p.parse_args(argv)
-    raw = os.environ.get("EMOSTREAM_ENGINE_SETTINGS")
-    settings = Settings(**json.loads(raw)) if raw else Settings.from_env()
-    logging.basicConfig(level=settings.log_level.upper(),
-                        format="%(asctime)s %(levelname)s engine: %(message)s")  # fmt: skip
-    from emostream.voices.catalog import load_catalog
-
-    catalog = load_catalog(settings)
-    voices = [catalog.get(i.id) for i in catalog.infos()]
-    stages = collect_stages(voices, device_stages(settings, voices))
-    core = EngineCore(stages, stats_interval_s=settings.engine_stats_s,
-                      acoustic_linger_s=max(0.0, settings.engine_acoustic_linger_ms) / 1e3,
-                      vocoder_linger_s=max(0.0, settings.engine_vocoder_linger_ms) / 1e3)  # fmt: skip
-    stopping: list[int] = []
-    signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(args.socket)
-    listener.listen(256)
-    log.info("engine ready on %s: stages %s", args.socket, ", ".join(stages) or "none")
-    try:
-        core.serve(listener, stop=lambda: bool(stopping))
-    finally:
-        core.close()
-        listener.close()
-    return 0
-
-
-class EngineHandle:
-    """A started engine process (:meth:`spawn`), its socket path, and :meth:`close`."""
-
-    def __init__(self, proc: subprocess.Popen[bytes], socket_path: str) -> None:
-        self.proc = proc
-        self.socket_path = socket_path
-
-    @classmethod
-    def spawn(cls, settings: Settings, *, timeout: float | None = None) -> EngineHandle:
-        """Start the process on a socket in a new private directory; return once it
-        accepts connections (raises if it exits first or ``timeout`` passes: default 300 s,
-        1 h with ``vocoder_compile``, which compiles each vocoder shape first)."""
-        if timeout is None:
-            timeout = 300.0 if settings.vocoder_compile == "off" else 3600.0
-        folder = Path(tempfile.mkdtemp(prefix="emostream-engine-"))
-        folder.chmod(0o700)
-        path = str(folder / "engine.sock")
-        env = {**os.environ, "EMOSTREAM_ENGINE_SETTINGS": json.dumps(asdict(settings))}
-        cmd = [sys.executable, "-m", "emostream.engine.core", "--socket", path]
-        proc = subprocess.Popen(cmd, env=env)
-        deadline = time.monotonic() + timeout
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"engine process exited with {proc.returncode}")
-            try:
-                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-                    probe.connect(path)
-                return cls(proc, path)
-            except OSError:
-                if time.monotonic() > deadline:
-                    proc.kill()
-                    raise RuntimeError("engine process did not start") from None
-                time.sleep(0.05)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        Path(self.socket_path).unlink(missing_ok=True)
-
-    async def close(self) -> None:
-        self.stop()
-
-
-if __name__ == "__main__":
-    sys.exit(main())

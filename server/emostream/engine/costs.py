@@ -1,4 +1,5 @@
-"""What a batch costs on the device: cost models for :mod:`emostream.engine.scheduler`.
+"""What a batch costs on the device: cost models for the engine scheduler
+(:mod:`emostream.engine.scheduling.scheduler`).
 
 * :class:`LinearCost` / :class:`CostTable`: ``fixed + rows x (per_row + length x per_cell)``
   per stage.
@@ -37,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from emostream.engine.scheduler import CostModel
+from emostream.engine.scheduling.work import CostModel
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ H200: dict[str, LinearCost] = {
 H200_HOST_PER_PLAN_S = 0.19e-3
 H200_HOST_PER_ITEM_S = 0.11e-3
 
-# One H100 with the light vocoder (2026-12-06 session 15, `bench/gpu_engine.sh` with
+# One H100 with the light vocoder (2026-12-06 run3, `bench/gpu_engine.sh` with
 # EMOSTREAM_VOCODER=lite; the engine's `cost_ms` after the sweep,
 # bench/results/2026-12-06-h100-engine-run3-lite-*): the light vocoder's CUDA graphs
 # ~0.70 ms a call + ~0.53 us a padded frame-row (1 x 128 0.85 ms, 32 x 128 2.82 ms; the fit

@@ -32,7 +32,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Literal
 
-from emostream.engine.scheduler import nearest_rank
+from emostream.engine.scheduling.load import nearest_rank
 
 CallKind = Literal["acoustic", "decode", "call"]
 # A call whose need_by is within this of its submission is due at once (an utterance's first

@@ -71,7 +71,7 @@ async def _engine_client(settings: Settings) -> DeviceSetup:
     """Connect to the engine process at ``engine_socket``, or start one."""
     from emostream.engine.admission import AdmissionPolicy
     from emostream.engine.client import EngineClient
-    from emostream.engine.core import EngineHandle
+    from emostream.engine.process import EngineHandle
 
     handle = None
     path = settings.engine_socket

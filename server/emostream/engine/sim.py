@@ -1,11 +1,11 @@
 """A fake device and simulated real-time streams, for scheduling tests and estimates.
 
-:class:`FakeDevice` says how long a :class:`~emostream.engine.scheduler.Plan` takes from a
-cost model (the H200's measured costs, :func:`emostream.engine.costs.h200_table`), plus,
-optionally, the engine loop's host work around each batch (``host_per_plan_s``,
+:class:`FakeDevice` says how long a :class:`~emostream.engine.scheduling.work.Plan` takes
+from a cost model (the H200's measured costs, :func:`emostream.engine.costs.h200_table`),
+plus, optionally, the engine loop's host work around each batch (``host_per_plan_s``,
 ``host_per_item_s``: intake, padding, delivery; one thread, so the device waits for it),
-so the real :class:`~emostream.engine.scheduler.EngineScheduler` can be driven in simulated
-time: no clock, no threads, the same result for the same seed.
+so the real :class:`~emostream.engine.scheduling.scheduler.EngineScheduler` can be driven in
+simulated time: no clock, no threads, the same result for the same seed.
 
 :func:`simulate` plays N closed-loop listeners as the streamer serves them
 (:func:`emostream.stream.streamer.stream_utterance`): an utterance is one or more segments
@@ -38,15 +38,9 @@ from typing import Literal
 
 from emostream.engine.chunks import ChunkSchedule, ChunkWindow
 from emostream.engine.gpu.batcher import ENGINE_BUCKETS
-from emostream.engine.scheduler import (
-    REFILL_AHEAD_S,
-    CostModel,
-    Delivery,
-    EngineScheduler,
-    LoadSnapshot,
-    Plan,
-    StageSpec,
-)
+from emostream.engine.scheduling.load import LoadSnapshot
+from emostream.engine.scheduling.scheduler import REFILL_AHEAD_S, EngineScheduler
+from emostream.engine.scheduling.work import CostModel, Delivery, Plan, StageSpec
 
 ACOUSTIC = "acoustic"
 VOCODER = "vocoder"
@@ -334,7 +328,8 @@ def simulate(
 
 def h200_scheduler(*, linger_s: float = 0.0, **kwargs: float) -> EngineScheduler:
     """A scheduler with the GPU path's stages (``acoustic``, ``vocoder``) and H200 costs;
-    ``linger_s``: the acoustic stage's (see :class:`~emostream.engine.scheduler.StageSpec`)."""
+    ``linger_s``: the acoustic stage's (see
+    :class:`~emostream.engine.scheduling.work.StageSpec`)."""
     from emostream.engine.costs import h200_table
 
     acoustic = replace(ACOUSTIC_STAGE, linger_s=linger_s)

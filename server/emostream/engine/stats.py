@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from emostream.engine.scheduler import nearest_rank
+from emostream.engine.scheduling.load import nearest_rank
 
 
 def _wait_ms(waits: list[float]) -> dict[str, float]:

@@ -23,16 +23,14 @@ import numpy.typing as npt
 from emostream.codec.packetizer import OutputFormat, Packetizer
 from emostream.engine.chunks import ChunkSchedule, bucketed_schedule, pad_side, trim_output
 from emostream.engine.runner import Bucketed, Runner
-from emostream.engine.scheduler import REFILL_AHEAD_S
+from emostream.engine.scheduling.scheduler import REFILL_AHEAD_S
 from emostream.voices.base import Controls, Latent, Voice, WordTimedVoice
 from emostream.voices.words import WordUnits
 
 # A look-ahead acoustic call (segment k+1) is due this long before the listener could run
-# out of the audio of segments 0..k. Simulated on the H100's light-vocoder costs (bench/
-# engine_sim.py --lookahead-due planned; fake_device lookahead_due): 0.15 s and 0.5 s
-# left late chunks at 1,150 and 1,300 steady streams (the calls waited till too late at
-# saturation); 1.0 s none up to 1,300, as the sent-audio rule; 2.0 s was the old rule again
-# in bursts. The call's need_by (Runner) is the run-out itself: arriving within the lead is
+# out of the audio of segments 0..k: shorter leads left late chunks at saturation, a longer
+# one was the old rule again in bursts (simulated with bench/engine_sim.py --lookahead-due
+# planned: docs/measurements.md, "Engine scheduler and loop"). The call's need_by (Runner) is the run-out itself: arriving within the lead is
 # not an underrun, so the engine does not count it late (nor refuses admission for it).
 LOOKAHEAD_LEAD_S = 1.0
 
@@ -370,11 +368,9 @@ def _lookahead_deadline(
     :data:`LOOKAHEAD_LEAD_S` before the listener could run out of the earlier segments'
     audio (``planned_s``, from the first audio or, before it, from now), not of the audio
     sent so far. The sent-audio rule made every reply's second call urgent (it leaves before
-    the first packet): 94 % of the acoustic calls of the H200 run of 2026-12-04 were, and
-    they went ahead of the windows listeners were waiting for. Simulated on the H100's
-    light-vocoder costs (``fake_device``'s ``lookahead_due``): a burst of 250 replies at
-    once had no late chunk (32 streams had one before) and first audio p95 314 ms (348);
-    1,000-1,300 steady streams as before (no late chunk, p95 76-85 ms)."""
+    the first packet), and those calls went ahead of the windows listeners were waiting for
+    (measured, and this rule simulated: docs/measurements.md, "Engine scheduler and
+    loop")."""
     run_out = _lookahead_run_out(stats, out_rate, planned_s, now)
     return run_out if planned_s <= 0.0 else max(now, run_out - LOOKAHEAD_LEAD_S)
 

@@ -11,22 +11,23 @@ module only rewrites what it reads badly, into forms it reads well (digits stay 
   separated by commas;
 * years after a preposition (``in 2026`` → ``in 20 26``, ``since 1905`` → ``since 19 oh 5``):
   espeak otherwise says "two thousand twenty six";
-* chat counts and shorthand (session 14 audit: espeak said "one point five em", "minz", "fifty
-  to fifty", "vol", and spelled tmrw): ``1.5M`` → ``1.5 million``, ``5 mins`` → ``5 minutes``,
-  ``50-50`` → ``50 50``, ``Vol. 2`` → ``volume 2``, lower-case ``tmrw``/``rn``/``bc``/``ofc``/
-  ``fr`` in full; ``20ms`` → ``20 milliseconds``; decades (``the 90s`` → ``the nineties``,
-  ``1980s`` → ``19 eighties``: espeak said "ninety z", "nineteen hundred eighty z");
-  ``Mon-Fri`` → ``Monday to Friday``; ``POV`` as letters; a word stretched at its end
-  (``sooo``, ``GOOOO``, ``heyyy`` → ``so``, ``GO``, ``hey``: espeak said "suːuː"); idc, w/e,
-  approx and lower-case vs in full. (``<3`` is :func:`emostream.text.normalize.normalize`'s:
-  "love".) Session 15 (30 chat lines through espeak): a weekday after on/every/until…
-  (``on Sat`` → ``on Saturday``; espeak read the verb "sat"), lower-case ``ez`` → ``easy``,
-  ``v2.3.1`` → ``version 2.3.1``. Session 16 (100 chat lines): imho, bday, gr8, l8r, 2day,
-  2nite, lower-case gl/hf in full; GGs → gg's; irl/omfg/lmfao spelled (espeak said "earl");
-  mhm → um-hum, shh → sch (ʃ), LUL → lul, hahaha → ha ha ha; ``https://`` dropped.
-  Session 18: brr/grrr (spelled as letters) → burr/gurr, uhh ("oo") → uh, ummm → um, oooh → ooh;
-  ttyl, ily, istg, wyd, iirc, afaik, tyvm, cya, sry, hmu, srsly, coz and lower-case yw, ppl,
-  msg, gn, gm, obv, abt, b4, 2moro, l8, m8, str8 in full; emo → eemo (espeak: ih-MOH).
+* chat counts and shorthand (a first 2026-12-06 audit: espeak said "one point five em",
+  "minz", "fifty to fifty", "vol", and spelled tmrw): ``1.5M`` → ``1.5 million``, ``5 mins``
+  → ``5 minutes``, ``50-50`` → ``50 50``, ``Vol. 2`` → ``volume 2``, lower-case
+  ``tmrw``/``rn``/``bc``/``ofc``/``fr`` in full; ``20ms`` → ``20 milliseconds``; decades
+  (``the 90s`` → ``the nineties``, ``1980s`` → ``19 eighties``: espeak said "ninety z",
+  "nineteen hundred eighty z"); ``Mon-Fri`` → ``Monday to Friday``; ``POV`` as letters; a
+  word stretched at its end (``sooo``, ``GOOOO``, ``heyyy`` → ``so``, ``GO``, ``hey``:
+  espeak said "suːuː"); idc, w/e, approx and lower-case vs in full. (``<3`` is
+  :func:`emostream.text.normalize.normalize`'s: "love".) A second 2026-12-06 audit (30 chat
+  lines through espeak): a weekday after on/every/until… (``on Sat`` → ``on Saturday``;
+  espeak read the verb "sat"), lower-case ``ez`` → ``easy``, ``v2.3.1`` → ``version 2.3.1``.
+  A third (100 chat lines): imho, bday, gr8, l8r, 2day, 2nite, lower-case gl/hf in full; GGs
+  → gg's; irl/omfg/lmfao spelled (espeak said "earl"); mhm → um-hum, shh → sch (ʃ), LUL →
+  lul, hahaha → ha ha ha; ``https://`` dropped. A fourth, the same day: brr/grrr (spelled as
+  letters) → burr/gurr, uhh ("oo") → uh, ummm → um, oooh → ooh; ttyl, ily, istg, wyd, iirc,
+  afaik, tyvm, cya, sry, hmu, srsly, coz and lower-case yw, ppl, msg, gn, gm, obv, abt, b4,
+  2moro, l8, m8, str8 in full; emo → eemo (espeak: ih-MOH).
 
 Pure functions; the G2P calls :func:`normalize_english` on every Latin-script run.
 """

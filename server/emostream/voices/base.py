@@ -155,7 +155,9 @@ class BatchedStage:
 @runtime_checkable
 class StagedVoice(Protocol):
     """A voice whose stages an engine process can run (see :class:`BatchedStage`); the text
-    front end (:meth:`prepare`) stays with the caller."""
+    front end (:meth:`prepare`) stays with the caller. The acoustic voices implement it;
+    runners and the engine check it with ``isinstance`` (:func:`stage_of` does) before they
+    call :meth:`prepare` or :meth:`batched_stages`."""
 
     def batched_stages(self) -> tuple[BatchedStage, ...]: ...
 

@@ -44,10 +44,10 @@ class BucketSpec:
     """Padded shapes: frame lengths and batch sizes (ascending).
 
     Defaults suit HiFi-GAN windows of a ``ChunkSchedule(first=16, size=64, context=14)``:
-    30-, 60- and 92-frame windows (a folded tail: at most 93). Batches stop at 32 rows: on
-    an H200 a fp16 HiFi-GAN V1 graph costs about the same per row from 8 rows up (~0.55 ms
-    per 92-frame row), so bigger batches buy little throughput but make every batch -- and
-    the wait of an urgent first chunk behind it -- longer (32 x 96 frames: ~19 ms)."""
+    30-, 60- and 92-frame windows (a folded tail: at most 93). Batches stop at 32 rows: a
+    fp16 HiFi-GAN V1 graph costs about the same per row from 8 rows up, so bigger batches
+    buy little throughput but make every batch -- and the wait of an urgent first chunk
+    behind it -- longer (measured: docs/measurements.md, "Engine scheduler and loop")."""
 
     frames: tuple[int, ...] = (32, 64, 96)
     batch_sizes: tuple[int, ...] = (1, 2, 4, 8, 12, 16, 20, 24, 28, 32)
@@ -84,23 +84,21 @@ class BucketSpec:
         return [(b, f) for f in self.frames for b in self.batch_sizes]
 
 
-# The engine process's vocoder shapes (emostream.engine.core). Its front ends fill
+# The engine process's vocoder shapes (emostream.engine.gpu.stages). Its front ends fill
 # each window to its bucket (ChunkSchedule.buckets, told in the engine's welcome): a first
 # chunk of 18 frames fills 32 (14 of right context), later ones 68 fill 96 (14 each side).
 # A 64-frame bucket would only hold the second and third chunks (36 frames each: 56 % of the
 # row audio); without it the second chunk fills a 96 (68 frames) and an utterance takes one
-# call fewer. Simulated H200 (bench/engine_sim.py): 850 streams in real time, 775 with the
-# 64-frame bucket, 625 with windows as planned in 32/64/96 (the engine before 2026-12-03).
+# call fewer: more streams in real time in the simulation (measured: docs/measurements.md,
+# "Engine scheduler and loop").
 ENGINE_BUCKETS = BucketSpec(frames=(32, 96))
 # The light vocoder needs 29 frames each side: in a 96-frame row only 38 frames are new audio.
 # Its rows are 128 frames (a first chunk of 99 frames, 1.15 s; 70 new in a later row) and
 # 256 (198 new, 77 %) for the wide chunks of later segments (chunker.bucketed_schedule).
-# H100 (2026-12-06): one call ~0.70 ms + ~0.53 us a frame-row, so a call and its host work
-# (~0.2 ms an item) cost more than the rows: fewer, wider windows. Simulated on the H100's
-# costs (bench/engine_sim.py, lite-h100-256): 1.34 -> 0.99 windows per audio second. A 48-frame
-# row (until 2026-12-06 s16) made first chunks of 19 frames: in bursts of 250 replies the
-# second window was due 0.2 s after the first audio and 617 of 1,000 replies stalled there
-# (H100, s16b); without it the simulated knee rose 1,400 -> 1,600 (lite-h100-128).
+# A call and its host work cost more than its rows: fewer, wider windows. A 48-frame row
+# (until the H100 run6 of 2026-12-06) made first chunks of 19 frames, and bursts of replies
+# stalled on their second window (measured: docs/measurements.md, "Engine scheduler and
+# loop").
 LITE_ENGINE_BUCKETS = BucketSpec(frames=(128, 256))
 
 
@@ -163,8 +161,8 @@ class Batcher(Generic[P]):
     ) -> None:
         """``max_wait``: seconds the oldest item may wait for company. ``fixed_cost_frames``:
         a call's fixed cost in padded frame-rows (cost of a batch = this + batch x frames;
-        HiFi-GAN V1 fp16 CUDA graph on an H200: ~1.3 ms fixed, ~5.7 us per frame-row).
-        ``default_slack``: an item submitted without a ``due`` time is due this long after
+        HiFi-GAN V1's fp16 CUDA graph measured: docs/measurements.md, "Engine scheduler
+        and loop"). ``default_slack``: an item submitted without a ``due`` time is due this long after
         submission."""
         if max_wait < 0:
             raise ValueError("max_wait must be >= 0")

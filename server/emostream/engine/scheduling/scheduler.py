@@ -6,9 +6,10 @@ device runs it), **deliver** (results go back by request id). Acoustic-model cal
 vocoder windows share one queue, so the two stages no longer have their own threads and
 schedulers competing for the device.
 
-* **Stages**: each batched stage (a model) has a :class:`StageSpec`: its batch sizes and,
-  when the executor needs padded shapes (CUDA graphs), its length buckets. Items of one
-  stage key batch together; the key is what a voice declares
+* **Stages**: each batched stage (a model) has a
+  :class:`~emostream.engine.scheduling.work.StageSpec`: its batch sizes and, when the
+  executor needs padded shapes (CUDA graphs), its length buckets. Items of one stage key
+  batch together; the key is what a voice declares
   (:class:`emostream.voices.base.BatchedStage`), so no voice type is checked here.
 * **Earliest deadline first**: every item carries ``due`` (``time.monotonic``: when it
   should be done, e.g. when the listener runs out of audio; a new utterance's work is due
@@ -21,29 +22,27 @@ schedulers competing for the device.
   :data:`~emostream.stream.streamer.LOOKAHEAD_LEAD_S` before the listener could run out),
   passes both: the call is ordered by ``due`` but counted late (``stats.late``,
   :meth:`EngineScheduler.load`'s ``late_recent``, which admission refuses on) only when
-  delivered after ``need_by``. Counted against ``due``, an H100 run of the whole server at
-  1,000 streams had 47-751 late items per 5 s, nearly all acoustic calls, while its clients
-  had no underrun (admission, refusing while any is late, would have answered ``busy``).
+  delivered after ``need_by``. Counted against ``due``, look-ahead calls read as late while
+  no listener ran short, and admission, refusing while any is late, would have answered
+  ``busy`` (measured: docs/measurements.md, "Engine scheduler and loop").
 * **Batch**: rows are taken in passes over the stage's streams, most urgent first, one
   item per stream per pass (a stream with a backlog fills spare rows only after every
   other stream had one: no stream starves another), a stream's items in submission order.
   A longer length bucket is chosen when it carries more real frames per second of device
-  time (the :class:`CostModel`). The batch is **closed** when one more row would push the
-  batch's cost past the most urgent item's slack, unless that item is late anyway (then
-  the fullest batch clears the backlog fastest).
+  time (the :class:`~emostream.engine.scheduling.work.CostModel`). The batch is **closed**
+  when one more row would push the batch's cost past the most urgent item's slack, unless
+  that item is late anyway (then the fullest batch clears the backlog fastest).
 * **Linger** (a stage's ``linger_s``; 0: never): under load, a stage whose calls cost
-  mostly a fixed overhead (the acoustic model: 2.67 ms a call + 0.245 ms a request on an
-  H200) should run few large batches, not many of 2-3 requests. When such a stage's most
-  urgent item would go next, its batch is **held** while all of these hold: the batch would
-  be small (its cost per row more than ``LINGER_GAIN`` times a full batch's); the device is
-  loaded (it was busy at least ``linger_busy`` of the last ``linger_window_s``: an idle
-  engine never waits, so one stream's first audio is as fast as without; the busy share,
-  not the rows at full-batch cost, because a device kept busy by small batches is the one
-  that needs them larger: the H200 run of 2026-12-04 had the engine 96-99 % busy at 500
-  streams while those rows came to 42-62 %, below the 70 % the test then asked, and never
-  lingered); the stage's recent arrivals make one more request likely before the
-  hold ends; and the hold ends in the future. It ends at the earliest of: its oldest item's
-  submission + ``linger_s``, and the **latest start**: the earliest :meth:`~EngineScheduler.close_by`
+  mostly a fixed overhead (the acoustic model) should run few large batches, not many of
+  2-3 requests. When such a stage's most urgent item would go next, its batch is **held**
+  while all of these hold: the batch would be small (its cost per row more than
+  ``LINGER_GAIN`` times a full batch's); the device is loaded (it was busy at least
+  ``linger_busy`` of the last ``linger_window_s``: an idle engine never waits, so one
+  stream's first audio is as fast as without; the busy share, not the rows at full-batch
+  cost, because a device kept busy by small batches is the one that needs them larger);
+  the stage's recent arrivals make one more request likely before the hold ends; and the
+  hold ends in the future. It ends at the earliest of: its oldest item's submission +
+  ``linger_s``, and the **latest start**: the earliest :meth:`~EngineScheduler.close_by`
   of its items (the due time; for an urgent item, a first segment's call, its submission +
   ``linger_budget_s``) less the cost of the batch with one more row. Meanwhile the most
   urgent item of another stage runs, in a batch that also ends by that latest start (no
@@ -51,158 +50,43 @@ schedulers competing for the device.
   once); with nothing else queued, :meth:`EngineScheduler.schedule` returns None and
   :attr:`EngineScheduler.wake_at` says when to call it again (a submission may end the hold
   sooner). The engine's part of a first audio under load is then within ``linger_budget_s``
-  + ``urgent_budget_s`` (75 ms by default; admission's bound is 100 ms).
+  + ``urgent_budget_s`` (75 ms by default; admission's bound is 100 ms). Why a fixed cost
+  and the busy share (measured: docs/measurements.md, "Engine scheduler and loop").
 * **Deliver / cancel**: :meth:`EngineScheduler.complete` returns the deliveries of a
   finished plan, less those of streams cancelled meanwhile; :meth:`EngineScheduler.cancel`
   drops a stream's queued items (returned, for the I/O layer to fail their waiters) and
   forgets the stream.
 * **Load**: :meth:`EngineScheduler.load` summarises what admission
   (:mod:`emostream.engine.admission`) needs: live streams, the device's busy share and
-  the engine's latency of urgent items over the last ``window_s``.
+  the engine's latency of urgent items over the last ``window_s``
+  (:class:`~emostream.engine.scheduling.load.LoadWindow`).
 """
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import itertools
 import math
 from collections import deque
 from collections.abc import Hashable, Iterable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-# A lingering stage's batch is "small" while its cost per row is above this multiple of a
-# full batch's (H200 acoustic graphs: held below 16 rows, 0.41 vs 0.33 ms a request).
+from emostream.engine.scheduling.load import LoadSnapshot, LoadWindow
+from emostream.engine.scheduling.work import (
+    CostModel,
+    Delivery,
+    Plan,
+    SchedulerStats,
+    StageSpec,
+    WorkItem,
+)
+
 # When a stream's listener has less than this much audio buffered, its next chunk is short
 # again (the streamer's rule; the engine simulator follows it).
 REFILL_AHEAD_S = 0.3
+# A lingering stage's batch is "small" while its cost per row is above this multiple of a
+# full batch's (measured: docs/measurements.md, "Engine scheduler and loop").
 LINGER_GAIN = 1.25
-
-
-def nearest_rank(sorted_xs: list[float], q: float) -> float:
-    """The ``q`` quantile of ascending ``sorted_xs`` by nearest rank (0.0 when empty)."""
-    if not sorted_xs:
-        return 0.0
-    return sorted_xs[min(len(sorted_xs) - 1, max(0, math.ceil(q * len(sorted_xs)) - 1))]
-
-
-@dataclass(frozen=True)
-class StageSpec:
-    """A batched stage: ``batch_sizes`` ascending (padded rows); ``lengths``: padded
-    length buckets (ascending), or empty when the executor takes any lengths unpadded."""
-
-    key: str
-    batch_sizes: tuple[int, ...] = (1,)
-    lengths: tuple[int, ...] = ()
-    linger_s: float = 0.0  # hold small batches under load up to this long (module docs)
-
-    def __post_init__(self) -> None:
-        if not self.linger_s >= 0.0:
-            raise ValueError(f"StageSpec.linger_s must be >= 0: {self.linger_s}")
-        for name, values in (("batch_sizes", self.batch_sizes), ("lengths", self.lengths)):
-            if list(values) != sorted(set(values)) or (values and values[0] < 1):
-                raise ValueError(f"StageSpec.{name} must be ascending positive ints: {values}")
-        if not self.batch_sizes:
-            raise ValueError("StageSpec.batch_sizes must not be empty")
-
-    @property
-    def max_batch(self) -> int:
-        return self.batch_sizes[-1]
-
-    def batch_bucket(self, rows: int) -> int:
-        i = bisect.bisect_left(self.batch_sizes, rows)
-        if i == len(self.batch_sizes):
-            raise ValueError(f"batch of {rows} exceeds {self.max_batch}")
-        return self.batch_sizes[i]
-
-    def length_bucket(self, length: int) -> int:
-        """The padded length of an item (itself when the stage has no length buckets)."""
-        if not self.lengths:
-            return length
-        i = bisect.bisect_left(self.lengths, length)
-        if i == len(self.lengths):
-            raise ValueError(f"{self.key}: length {length} exceeds {self.lengths[-1]}")
-        return self.lengths[i]
-
-
-class CostModel(Protocol):
-    def cost(self, stage: str, batch: int, length: int) -> float:
-        """Seconds of device time for one padded batch ``batch x length`` of ``stage``."""
-        ...
-
-
-@dataclass(frozen=True)
-class WorkItem:
-    rid: int  # request id, unique per scheduler (the caller's)
-    stream: Hashable
-    stage: str
-    length: int  # units or frames before padding
-    due: float
-    submitted: float
-    seq: int  # global submission order (ties)
-    # when the listener runs out without it (late only after it); never before ``due``
-    need_by: float = field(compare=False)
-    payload: Any = field(default=None, compare=False)
-
-    @property
-    def urgent(self) -> bool:
-        """Submitted with no slack: the listener has nothing buffered (a first chunk)."""
-        return self.due <= self.submitted
-
-
-@dataclass(frozen=True)
-class Plan:
-    stage: str
-    items: tuple[WorkItem, ...]
-    batch: int  # padded rows (a bucket)
-    length: int  # padded length
-    cost_s: float  # the cost model's estimate
-    started: float
-
-
-@dataclass(frozen=True)
-class Delivery:
-    rid: int
-    stream: Hashable
-    latency_s: float  # submitted -> delivered
-    late: bool  # delivered after ``need_by`` (default ``due``; never for urgent items)
-
-
-@dataclass(frozen=True)
-class LoadSnapshot:
-    """What the scheduler knows of its load at ``now`` (see :meth:`EngineScheduler.load`)."""
-
-    now: float
-    live_streams: int
-    queued: int
-    busy_fraction: float  # device busy share over the window
-    demand_fraction: float  # the window's rows at full-batch cost, per second (see load())
-    urgent_p95_s: float  # engine latency of urgent items (0: none in the window)
-    late_recent: int  # non-urgent items delivered after their need_by in the window
-    starts_recent: int  # streams first seen in the window
-    work_per_stream_s: float  # a finished stream's calls at full-batch cost (moving average)
-
-    @property
-    def committed_fraction(self) -> float:
-        """Device share the streams started in the window commit to (their expected work
-        per second): unlike ``demand_fraction`` it sees a burst of new streams at once."""
-        window = self.window_s if self.window_s > 0 else 1.0
-        return self.starts_recent * self.work_per_stream_s / window
-
-    window_s: float = 2.0
-
-
-@dataclass
-class SchedulerStats:
-    plans: int = 0
-    items: int = 0
-    late: int = 0
-    cancelled: int = 0
-    busy_s: float = 0.0
-    by_stage: dict[str, int] = field(default_factory=dict)  # plans per stage
-    held: int = 0  # schedule() calls that held a lingering stage (ran another or waited)
-    waited: int = 0  # ... of which returned None (nothing else to run)
 
 
 class EngineScheduler:
@@ -249,17 +133,7 @@ class EngineScheduler:
         # at the front only)
         self._last_seen: dict[Hashable, float] = {}
         self._seq = itertools.count()
-        # Running sums and a sorted copy, so load() does not walk its window every call.
-        self._busy: deque[tuple[float, float]] = deque()  # (start, end) of finished plans
-        self._busy_sum = 0.0  # of end - start over _busy
-        self._work: deque[tuple[float, float]] = deque()  # (end, rows at full-batch cost)
-        self._work_sum = 0.0  # of the rows' cost over _work
-        self._starts: deque[float] = deque()  # when streams were first seen
-        self._stream_work: dict[Hashable, float] = {}  # work delivered so far, per stream
-        self.work_per_stream_s = 0.0  # moving average over finished streams
-        self._urgent: deque[tuple[float, float]] = deque()  # (delivered at, latency)
-        self._urgent_sorted: list[float] = []  # the latencies of _urgent, ascending
-        self._late: deque[float] = deque()  # when late items were delivered
+        self.load_window = LoadWindow(window_s)  # busy spans, work, starts, latencies
         for spec in stages:
             self.add_stage(spec)
 
@@ -303,8 +177,7 @@ class EngineScheduler:
             when = max(when, dues.get(stage, when))
             dues[stage] = when
             if self._last_seen.pop(stream, None) is None:
-                self._starts.append(now)
-                self._stream_work.setdefault(stream, 0.0)
+                self.load_window.started(stream, now)
             self._last_seen[stream] = now  # at the end: the most recently seen
         need = when if need_by is None else max(need_by, when)
         item = WorkItem(rid, stream, stage, length, when, now, next(self._seq), need, payload)
@@ -332,10 +205,7 @@ class EngineScheduler:
             del self._in_flight[rid]
         self._last_due.pop(stream, None)
         self._last_seen.pop(stream, None)
-        work = self._stream_work.pop(stream, 0.0)
-        if work > 0.0:
-            old = self.work_per_stream_s
-            self.work_per_stream_s = work if old == 0.0 else old + 0.05 * (work - old)
+        self.load_window.finished(stream)
         self.stats.cancelled += len(dropped)
         return sorted(dropped, key=lambda i: i.seq)
 
@@ -424,13 +294,8 @@ class EngineScheduler:
 
     def busy_share(self, now: float, window_s: float) -> float:
         """The share of the last ``window_s`` the device spent on finished plans (plans
-        run one at a time; :meth:`load` keeps ``window_s`` of them)."""
-        start, busy = now - window_s, 0.0
-        for a, b in reversed(self._busy):  # newest first
-            if b <= start:
-                break
-            busy += min(b, now) - max(a, start)
-        return min(1.0, max(0.0, busy / window_s))
+        run one at a time; :meth:`load` keeps ``window_s`` of them) and :meth:`note_busy`."""
+        return self.load_window.busy_share(now, window_s)
 
     def _hold(self, spec: StageSpec, now: float) -> tuple[float, float] | None:
         """``(release, latest start)`` when ``spec``'s batch is to be held now, else None
@@ -540,11 +405,8 @@ class EngineScheduler:
     def complete(self, plan: Plan, now: float) -> list[Delivery]:
         """``plan`` ran from ``plan.started`` to ``now``: its deliveries (items of streams
         cancelled meanwhile left out)."""
-        self._add_busy(plan.started, now)
         row = self.row_cost(plan.stage, plan.length)
-        work = row * len(plan.items)
-        self._work.append((now, work))
-        self._work_sum += work
+        self.load_window.ran(plan.started, now, row * len(plan.items))
         self.stats.busy_s += now - plan.started
         out: list[Delivery] = []
         for item in plan.items:
@@ -553,14 +415,10 @@ class EngineScheduler:
             late = not item.urgent and now > item.need_by
             if late:
                 self.stats.late += 1
-                self._late.append(now)
-            if item.urgent:
-                self._urgent.append((now, now - item.submitted))
-                bisect.insort(self._urgent_sorted, now - item.submitted)
+            urgent_s = now - item.submitted if item.urgent else None
+            self.load_window.delivered(item.stream, now, row, urgent_s=urgent_s, late=late)
             if self._last_seen.pop(item.stream, None) is not None:
                 self._last_seen[item.stream] = now  # moved to the end: the most recent
-            if item.stream in self._stream_work:
-                self._stream_work[item.stream] += row
             out.append(Delivery(item.rid, item.stream, now - item.submitted, late))
         return out
 
@@ -568,28 +426,11 @@ class EngineScheduler:
         """The I/O layer's own work outside plans (taking in calls, delivering results),
         ``start`` to ``end`` on the scheduler's clock: counted in the busy share (the
         linger's test, :meth:`load`'s ``busy_fraction``) like a plan, since the engine loop
-        runs one thing at a time. Without it a loop kept busy by host work reads as idle:
-        the H100 run of 2026-12-06 with the light vocoder had its loop 77 % busy at 500
-        streams but its plans only ~61 %, below ``linger_busy``, and its batches stayed
-        small (acoustic 2.3 requests, vocoder 2.2 rows)."""
+        runs one thing at a time. Without it a loop kept busy by host work reads as idle, the
+        linger never holds and batches stay small (measured: docs/measurements.md, "Engine
+        scheduler and loop")."""
         if end > start:
-            self._add_busy(start, end)
-
-    def _add_busy(self, start: float, end: float) -> None:
-        """Append a busy span, merged into the last ones it touches or overlaps (a loop
-        iteration's span holds its plan's: one span per iteration, not two)."""
-        busy = self._busy
-        while busy:
-            a, b = busy[-1]
-            if a <= start and end <= b:
-                return  # counted already
-            if start > b:
-                break
-            busy.pop()  # touching or overlapping: one span
-            self._busy_sum -= b - a
-            start, end = min(a, start), max(b, end)
-        busy.append((start, end))
-        self._busy_sum += end - start
+            self.load_window.add_busy(start, end)
 
     def fail(self, plan: Plan) -> list[WorkItem]:
         """``plan`` failed on the device: its items that still wait (returned)."""
@@ -619,43 +460,5 @@ class EngineScheduler:
     def load(self, now: float) -> LoadSnapshot:
         """The load at ``now`` (not before any earlier call's ``now``: the window's deques
         are trimmed at the front, and plans run one at a time, in order)."""
-        start = now - self.window_s
-        busy_q, urgent = self._busy, self._urgent
-        while busy_q and busy_q[0][1] <= start:
-            a, b = busy_q.popleft()
-            self._busy_sum -= b - a
-        while urgent and urgent[0][0] <= start:
-            _, x = urgent.popleft()
-            del self._urgent_sorted[bisect.bisect_left(self._urgent_sorted, x)]
-        while self._late and self._late[0] <= start:
-            self._late.popleft()
-        while self._work and self._work[0][0] <= start:
-            self._work_sum -= self._work.popleft()[1]
-        while self._starts and self._starts[0] <= start:
-            self._starts.popleft()
-        if not busy_q:
-            self._busy_sum = 0.0  # no rounding left behind
-        if not self._work:
-            self._work_sum = 0.0
-        # Plans that began before the window, or (a caller's clock) end after now: clipped.
-        busy = self._busy_sum
-        for a, b in busy_q:
-            if a >= start:
-                break
-            busy += min(b, now) - max(a, start) - (b - a)
-        for a, b in reversed(busy_q):
-            if b <= now or a < start:
-                break
-            busy += now - b
-        return LoadSnapshot(
-            now=now,
-            live_streams=self.live_streams(now),
-            queued=len(self._queued),
-            busy_fraction=min(1.0, max(0.0, busy / self.window_s)),
-            demand_fraction=self._work_sum / self.window_s,
-            starts_recent=len(self._starts),
-            work_per_stream_s=self.work_per_stream_s,
-            window_s=self.window_s,
-            urgent_p95_s=nearest_rank(self._urgent_sorted, 0.95),
-            late_recent=len(self._late),
-        )
+        live = self.live_streams(now)
+        return self.load_window.snapshot(now, live_streams=live, queued=len(self._queued))
