@@ -16,7 +16,7 @@ instead: ``12点半``, ``三点五``, ``百分之三十``).
 
 ``generate(lang, n, seed=...)`` is pure and reproducible and never returns a line of the
 hand-written held-out evaluation set, ``heldout(lang)``: ``models/corpus/heldout/{lang}.txt``
-in the repository (located from this file: ``Path(__file__).resolve().parents[3]``), kept out
+in the repository (located from this file: ``Path(__file__).resolve().parents[1]``), kept out
 of training so that evaluation uses unseen sentence frames and vocabulary.
 """
 
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from train import wordlists as W
 
-HELDOUT_DIR = Path(__file__).resolve().parents[3] / "models" / "corpus" / "heldout"
+HELDOUT_DIR = Path(__file__).resolve().parents[1] / "models" / "corpus" / "heldout"
 LANGS = ("en", "zh")
 
 Maker = Callable[[random.Random], str]
