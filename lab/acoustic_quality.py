@@ -341,7 +341,7 @@ def intelligibility_summary(
     rows: list[dict[str, Any]], speakers: list[str], lang: str
 ) -> dict[str, Any]:
     """Scores per system and per speaker, utterance and perfect counts. ``wer`` / ``cer`` /
-    ``syllable_error``: the mean over utterances (how every report before 2026-12-03 session 6
+    ``syllable_error``: the mean over utterances (how every report before the second 2026-12-03 rescoring
     was summarised: a one-word line weighs as much as a long one); ``..._corpus``: errors over
     all utterances / reference tokens over all utterances, the field's definition of WER."""
     keys = ["wer"] if lang == "en" else ["cer", "syllable_error"]

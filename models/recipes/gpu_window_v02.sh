@@ -19,19 +19,19 @@
 #   vocbench 2 (bench/results/acoustic/2026-12-03-h200-v03-window2.md). Warm starts read the
 #   shipped .onnx files (stage b installs the onnx wheel that `prepare` downloads). The device
 #   tool returns at most 8 files a call: fetch the summaries/logs in a second call.
-# Window 3 (2026-12-03 session 6; trained, measured, NOT shipped: worse on unseen voices,
+# Window 3 (2026-12-03; trained, measured, NOT shipped: worse on unseen voices,
 #   bench/results/acoustic/2026-12-03-h200-v04-window3.md): SEED=4, same speaker mix, same
 #   calls but STUDENT_MELS=1 `start 550 1150`, `watch 20`, `watch 540`, `collect 580`; warm from v0.3 and
 #   lite v0.2; the light vocoder also learned on the acoustic model's own mels (student_mels
 #   → corpus_pred) and kept its best held-out generator (voc/best_fp16.pt); the acoustic
 #   model cooled its learning rate over the last 30 % (COOLDOWN=0.3; default 0 = window 2).
-# Window 4 (2026-12-03 session 7): warm from v0.3 with CONTOUR=2 (train --contour 2: each
+# Window 4 (2026-12-03): warm from v0.3 with CONTOUR=2 (train --contour 2: each
 #   unit's log-F0 slope and bend, emostream.models.contour; the new layers start at zero) and
 #   validation voices: SEED=5 VAL_VOICES=af_nova,am_liam,zf_xiaoni ... prepare (kept out of
 #   the training plan, rendered first in the lease into corpus_val; train --val-corpus keeps
 #   run/best_fp16.pt, which collect then brings back as the model_fp16.pt parts); stages a,
 #   b (no vocoder), start 550 TRAIN_S, watch, collect.
-# Window 5 (2026-12-03 session 8): warm from v0.4 (contour already in its config); every stock
+# Window 5 (2026-12-03): warm from v0.4 (contour already in its config); every stock
 #   voice but the six test voices in the window (no stock validation voices: window 4 showed
 #   the voices left out drift away), SEED=6 CROSS_EN=100 CROSS_ZH=250 BLENDS_EN=150
 #   BLENDS_ZH=100 prepare; hide; stages a, b, c; restore models/acoustic; COOLDOWN=0.4
@@ -42,7 +42,7 @@
 #   VAL_NEW=1 prepare (validation speakers = new blends and cross-lingual timbres of seed
 #   SEED+200, named val_*, no stock voice; train --val-corpus keeps the step they score best),
 #   no light vocoder beside it (stage c skipped), RENDER long enough for >= 40 h.
-# Window 6 (2026-12-04 session 9; trained, LOST before collect): SEED=7 CROSS_EN=80
+# Window 6 (2026-12-04; trained, LOST before collect): SEED=7 CROSS_EN=80
 #   CROSS_ZH=350 BLENDS_EN=130 BLENDS_ZH=120 VAL_NEW=1 prepare (710 speakers, 48,000 jobs;
 #   validation: 300 lines of 12 new timbres); hide; stage a; stage b; git checkout --
 #   models/acoustic; PARITY=0 START_WAIT=90 start 620 900 (no cooldown, no vocoder); watch
@@ -52,20 +52,20 @@
 #   Watch now returns the checkpoint's parts every call (WATCH_CKPT=0 stops it). Keep every
 #   device call of a window alone in its tool batch, back to back.
 #   bench/results/acoustic/2026-12-04-window6.md.
-# Window 7 (2026-12-04 session 10; window 6's plan rerun): same prepare, hide, stage a, stage
+# Window 7 (2026-12-04; window 6's plan rerun): same prepare, hide, stage a, stage
 #   b, restore models/acoustic, PARITY=0 START_WAIT=90 start 620 1250, watch 100/545/540,
 #   collect 110 (1,613 s of device time). 48.1 h at 278x (53.9 % Mandarin, 710 speakers),
 #   14,566 steps (46,368 -> 60,934), validation's best at 59,500 (mel L1 0.282 -> 0.267).
 #   The machine went back between stage a and b (a delayed reply): stages now join Kokoro in
 #   whichever lands last, so rerunning the missing stage recovers.
 #   bench/results/acoustic/2026-12-04-window7.md.
-# Window 8 (2026-12-06 session 11, on an H100): window 7's prepare, hide, stage a, stage b,
+# Window 8 (2026-12-06, on an H100): window 7's prepare, hide, stage a, stage b,
 #   git checkout -- models/acoustic models/vocoder, FREEZE=prosody VOC_TARGETS=audio PARITY=0
 #   START_WAIT=60 start 360 760, watch 200/530, collect 90: 22.0 h at 216x; the acoustic
 #   decoder alone (predictors frozen) lost Mandarin again (not shipped); the light vocoder
 #   learned the teacher's own audio. bench/results/acoustic/2026-12-06-window8.md, whose
 #   'Next' is GTA=1 VOC_TARGETS=audio ACOUSTIC=0 (vocoder on the model's aligned mels).
-# Window 9 (2026-12-06 session 12, H100): SEED=8 (same speaker mix, VAL_NEW=1) prepare, hide,
+# Window 9 (2026-12-06, H100): SEED=8 (same speaker mix, VAL_NEW=1) prepare, hide,
 #   stage a, b, restore, GTA=1 VOC_TARGETS=audio FREEZE=prosody MEL_GAN=0.1 PARITY=0
 #   START_WAIT=60 start 360 840, watch 150/530, collect (after renaming run/best_fp16.pt: the
 #   last step was wanted). The mel GAN lost Mandarin, the GTA vocoder gained nothing: neither
@@ -75,11 +75,11 @@
 # Window 10 (same session, 400 s left): SEED=8 ... prepare (no VAL_NEW), hide, stage a, b,
 #   restore, one call `COOLDOWN=0.3 PARITY=0 START_WAIT=5 start 200 230; collect 330`:
 #   2,142 steps, no drift, too short to tell. bench/results/acoustic/2026-12-06-window9-10.md.
-# Pace (session 13, CPU only): window 10 spoke 4.4 % faster than the teacher. Training logs
+# Pace (2026-12-06, CPU only): window 10 spoke 4.4 % faster than the teacher. Training logs
 #   now carry `pace` / `val_pace` (predicted frames over the teacher's; a log-duration loss
 #   predicts short); TOTAL_DUR=W adds the utterance-length loss (train --total-dur), and
 #   ship.py --pace writes a measured pace into the export (lab.pace measures it on CPU).
-# Window 11 (2026-12-06 session 14, H100): SEED=9 CROSS_EN=80 CROSS_ZH=350 BLENDS_EN=130
+# Window 11 (2026-12-06, H100): SEED=9 CROSS_EN=80 CROSS_ZH=350 BLENDS_EN=130
 #   BLENDS_ZH=120 prepare (no VAL_NEW; the plan line now passes --timbre-only, which it never
 #   did before: 709 speakers, 0 with zf_xiaoni's prosody), hide, stage a, b, restore,
 #   COOLDOWN=0.3 PARITY=0 START_WAIT=60 start 600 1200, watch 540/560, collect 240 (1,329 s):
