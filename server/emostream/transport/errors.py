@@ -10,6 +10,11 @@ from starlette.responses import JSONResponse
 
 from emostream.stream.service import Busy
 
+# A WebSocket text message that is not UTF-8 (closed 1007 by transport.websocket.utf8, which
+# loads uvicorn's protocol: kept there, out of the app's import path)
+INVALID_UTF8 = "invalid_utf8"  # the error code counted in /metrics
+INVALID_UTF8_REASON = "invalid UTF-8 in a text message"
+
 
 def error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message, **extra}}, status_code=status)

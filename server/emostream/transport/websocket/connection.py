@@ -44,7 +44,7 @@ from emostream.text.espeak import EspeakCrashed
 from emostream.transport.drain import GOING_AWAY, SHUTTING_DOWN, Drain
 from emostream.transport.edge.guard import principal_of, voice_visible
 from emostream.transport.edge.limits import KeyLimits
-from emostream.transport.errors import error
+from emostream.transport.errors import INVALID_UTF8, INVALID_UTF8_REASON, error
 from emostream.transport.messages import ProtocolError
 from emostream.transport.voice_access import (
     STORE_UNAVAILABLE,
@@ -68,7 +68,6 @@ from emostream.transport.websocket.protocol import (
     StartRequest,
 )
 from emostream.transport.websocket.sender import BoundedSender
-from emostream.transport.websocket.utf8 import INVALID_UTF8, INVALID_UTF8_REASON
 from emostream.transport.websocket.utterance import Utterance, admit, segment_texts
 from emostream.voices.base import Voice
 from emostream.voices.cloning.registry import StoreUnavailable

@@ -17,10 +17,10 @@ import logging
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
+from emostream.transport.errors import INVALID_UTF8_REASON
+
 log = logging.getLogger(__name__)
 
-INVALID_UTF8 = "invalid_utf8"  # the error code counted in /metrics
-INVALID_UTF8_REASON = "invalid UTF-8 in a text message"
 UNSUPPORTED_DATA = 1007  # close code: "data inconsistent with the type of the message"
 
 
