@@ -31,6 +31,7 @@ A call costs one round trip over a pipe on top of espeak-ng's own time (measured
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import os
@@ -226,6 +227,7 @@ def install(bridge: IsolatedEspeak | None = None) -> IsolatedEspeak:
     if isinstance(current, IsolatedEspeak):
         return current
     bridge = bridge or IsolatedEspeak()
+    atexit.register(bridge.close)  # the child goes with the process, not after a warning
     sys.modules["piper.espeakbridge"] = bridge  # type: ignore[assignment]
     piper.espeakbridge = bridge  # type: ignore[attr-defined]
     return bridge
