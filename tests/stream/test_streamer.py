@@ -213,3 +213,62 @@ async def test_an_utterance_stops_at_its_audio_cap() -> None:
                                                max_audio_s=60.0)]  # fmt: skip
     assert not whole.truncated and "truncated" not in whole.as_done(24000, cancelled=False)
     assert whole.audio_samples > 11 * 24000
+
+
+class _PiecedVoice(_Voice):
+    """Cuts a segment into its words (a voice with a model-call bound)."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def pieces(self, text: str, controls: Controls) -> list[str]:
+        self.asked.append(text)
+        return text.split()
+
+
+class _Texts(_Runner):
+    """Records the text of each acoustic call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    async def acoustic(
+        self,
+        voice: Voice,
+        text: str,
+        controls: Controls,
+        *,
+        deadline: float | None = None,
+        need_by: float | None = None,
+    ) -> Latent:
+        self.texts.append(text)
+        return Latent(np.zeros((80, 10), np.float32), np.array([10]), [text])
+
+
+async def test_a_long_segment_is_made_piece_by_piece_one_call_each() -> None:
+    """Each piece is a model call of its own (cancellable, scheduled among other streams'
+    calls); the segment's events and latent are as one: one segment event, the pieces'
+    latents joined. A short segment goes whole, without asking for pieces."""
+    from emostream.voices.base import PiecedVoice
+
+    long = "alpha beta gamma delta epsilon zeta eta theta iota kappa"  # > ALONE_CHARS
+
+    async def two() -> AsyncIterator[str]:
+        yield "Hi there."
+        yield long
+
+    voice = _PiecedVoice()
+    assert isinstance(voice, PiecedVoice)
+    runner = _Texts()
+    request = UtteranceRequest(voice=voice, fmt=OutputFormat(codec="pcm_s16le"))  # type: ignore[arg-type]
+    request.timestamps = True
+    items = [i async for i in stream_utterance(request, two(), runner)]
+    assert voice.asked == [long]
+    assert runner.texts == ["Hi there.", *long.split()]
+    events = [i.body for i in items if not isinstance(i, Packet)]
+    assert [e["type"] for e in events] == ["segment", "timestamps", "segment", "timestamps"]
+    assert events[2]["text"] == long
+    assert [u["unit"] for u in events[3]["units"]] == long.split()
+    audio = sum(i.samples for i in items if isinstance(i, Packet))
+    assert audio == round(11 * 10 * HOP * 48000 / 22050)  # 1 + 10 latents of 10 frames

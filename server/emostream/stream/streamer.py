@@ -24,8 +24,23 @@ from emostream.codec.packetizer import OutputFormat, Packetizer
 from emostream.engine.chunks import ChunkSchedule, bucketed_schedule, pad_side, trim_output
 from emostream.engine.runner import Bucketed, Runner
 from emostream.engine.scheduling.scheduler import REFILL_AHEAD_S
-from emostream.voices.base import Controls, Latent, Voice, WordTimedVoice
+from emostream.voices.base import (
+    Controls,
+    Latent,
+    PiecedVoice,
+    Voice,
+    WordTimedVoice,
+    join_latents,
+)
 from emostream.voices.words import WordUnits
+
+# A segment this short (characters) goes to the acoustic stage whole, without asking the voice
+# for its pieces (a thread hop and a G2P before the first audio); longer ones are made piece by
+# piece, each piece a model call of its own (voices.base.PiecedVoice): a 300-character segment
+# of digits was one call of 3-10 s, holding a model thread from other streams (and from a
+# drain) all that time. 40 characters of seven-digit numbers are 386 units read out (af_heart;
+# Piper ~770 ids), under the bounds; the voice itself still cuts whatever comes to it whole.
+ALONE_CHARS = 40
 
 # A look-ahead acoustic call (segment k+1) is due this long before the listener could run
 # out of the audio of segments 0..k: shorter leads left late chunks at saturation, a longer
@@ -187,8 +202,14 @@ async def _acoustic_ahead(
             t0 = clock()
             due = _lookahead_deadline(stats, request.fmt.sample_rate, planned_s, t0)
             need_by = _lookahead_run_out(stats, request.fmt.sample_rate, planned_s, t0)
-            latent = await runner.acoustic(voice, text, request.controls, deadline=due,
-                                           need_by=need_by)  # fmt: skip
+            pieces = [text]
+            if isinstance(voice, PiecedVoice) and len(text) > ALONE_CHARS:
+                # Off the event loop: G2P of the segment (~2 ms for 300 characters).
+                pieces = await asyncio.to_thread(voice.pieces, text, request.controls) or [text]
+            latent = join_latents(
+                [await runner.acoustic(voice, piece, request.controls, deadline=due,
+                                       need_by=need_by) for piece in pieces]
+            )  # fmt: skip
             planned_s += latent.num_frames * voice.hop_length / voice.info.sample_rate
             words = None
             if request.word_timestamps and isinstance(request.voice, WordTimedVoice):

@@ -235,17 +235,21 @@ class AcousticVoice:
 
     def acoustic(self, text: str, controls: Controls) -> Latent:
         """The segment's mels; a segment over :data:`MAX_PIECE_UNITS` (at the request's rate)
-        is made piece by piece (:func:`~emostream.text.pieces.fit_pieces`) and joined."""
+        is made piece by piece (:meth:`pieces`) and joined."""
         request = self.prepare(text, controls)
-        limit = piece_limit(MAX_PIECE_UNITS, request.prosody.rate)
-        if len(request.seq.units) <= limit:
+        if len(request.seq.units) <= piece_limit(MAX_PIECE_UNITS, request.prosody.rate):
             return infer_batch(self.model, [request], device=self.device)[0]
-        g2p = self.g2p
-        pieces = fit_pieces(text, lambda piece: len(g2p(piece).units), limit)
         return join_latents(
             [infer_batch(self.model, [self.prepare(p, controls)], device=self.device)[0]
-             for p in pieces]
+             for p in self.pieces(text, controls)]
         )  # fmt: skip
+
+    def pieces(self, text: str, controls: Controls) -> list[str]:
+        """``text`` cut until each piece is at most :data:`MAX_PIECE_UNITS` units at the
+        request's rate (:func:`~emostream.text.pieces.fit_pieces`; one piece when it fits)."""
+        g2p = self.g2p
+        limit = piece_limit(MAX_PIECE_UNITS, prosody_for(controls).rate)
+        return fit_pieces(text, lambda piece: len(g2p(piece).units), limit)
 
     def word_units(self, text: str, latent: Latent) -> list[WordUnits]:
         """Written words of ``text`` and the units of ``latent`` that speak them: each word

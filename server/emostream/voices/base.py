@@ -122,6 +122,19 @@ class Voice(Protocol):
 
 
 @runtime_checkable
+class PiecedVoice(Protocol):
+    """A voice whose model calls have a size bound (:mod:`emostream.text.pieces`): its
+    ``acoustic`` makes a longer segment piece by piece, and says how it would cut one, so
+    that a streamer can run the pieces as calls of their own (each cancellable, scheduled
+    between other streams' calls) and join their latents (:func:`join_latents`)."""
+
+    def pieces(self, text: str, controls: Controls) -> list[str]:
+        """``text`` as the consecutive pieces ``acoustic`` would make it in (``[text]`` when it
+        fits one call). G2P work: milliseconds for a long segment."""
+        ...
+
+
+@runtime_checkable
 class WordTimedVoice(Protocol):
     """A voice that can say which of a segment's units speak which written word."""
 

@@ -138,16 +138,21 @@ class PiperVoice:
 
     def acoustic(self, text: str, controls: Controls) -> Latent:
         """The segment's VITS latent; a segment over :data:`MAX_PIECE_IDS` (at the request's
-        speed) is made piece by piece (:func:`~emostream.text.pieces.fit_pieces`) and
-        joined."""
+        speed) is made piece by piece (:meth:`pieces`) and joined."""
         check_controls(self.info, controls)
         speed = min(MAX_SPEED, max(MIN_SPEED, controls.speed))
         ids, phonemes = self.phoneme_ids(text)
-        limit = piece_limit(MAX_PIECE_IDS, speed)
-        if len(ids) <= limit:
+        if len(ids) <= piece_limit(MAX_PIECE_IDS, speed):
             return self._latent(ids, phonemes, speed)
-        pieces = fit_pieces(text, lambda piece: len(self.phoneme_ids(piece)[0]), limit)
+        pieces = self.pieces(text, controls)
         return join_latents([self._latent(*self.phoneme_ids(p), speed) for p in pieces])
+
+    def pieces(self, text: str, controls: Controls) -> list[str]:
+        """``text`` cut until each piece is at most :data:`MAX_PIECE_IDS` ids at the request's
+        speed (:func:`~emostream.text.pieces.fit_pieces`; one piece when it fits)."""
+        speed = min(MAX_SPEED, max(MIN_SPEED, controls.speed))
+        limit = piece_limit(MAX_PIECE_IDS, speed)
+        return fit_pieces(text, lambda piece: len(self.phoneme_ids(piece)[0]), limit)
 
     def _latent(self, ids: list[int], phonemes: list[str], speed: float) -> Latent:
         if not ids:
