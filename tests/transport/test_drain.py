@@ -118,6 +118,7 @@ async def test_sigterm_with_utterances_cut_mid_model_call_exits_zero(
     tmp_path: Path, run: int
 ) -> None:
     env = {
+        "EMOSTREAM_CPU_ADMISSION": "0",  # 5 starts at once: admission could refuse some
         "EMOSTREAM_DATA_DIR": str(tmp_path / "data"),
         "EMOSTREAM_DRAIN_TIMEOUT_S": "2",
         "EMOSTREAM_LOG_LEVEL": "info",
