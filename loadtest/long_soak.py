@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import json
 import shlex
-import signal
 import subprocess
 import sys
 import time
@@ -30,7 +29,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from loadtest.procstats import sample
-from loadtest.soak import host_info, start_server
+from loadtest.soak import emit, host_info, start_server, stop_server
 from loadtest.texts import REPLIES
 
 KINDS = ("prose", "times", "digits")
@@ -265,13 +264,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         )  # fmt: skip
     finally:
-        exit_code = None
-        if proc is not None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                exit_code = proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        exit_code = stop_server(proc) if proc is not None else None
     out = {
         "date": started,
         "command": shlex.join(["python", "-m", "loadtest.long_soak", *(argv or sys.argv[1:])]),
@@ -285,11 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         "wall_s": round(time.monotonic() - t0, 1),
         **report,
     }
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
+    emit(out, args.out)
     return 0 if report["verdict"]["ok"] else 1
 
 

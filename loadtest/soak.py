@@ -187,6 +187,26 @@ def start_server(
     raise RuntimeError("emostream serve did not start")
 
 
+def stop_server(proc: subprocess.Popen[bytes]) -> int | None:
+    """SIGTERM a server started by :func:`start_server`; its exit code (None if it had to be
+    killed after 60 s)."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return None
+
+
+def emit(out: dict[str, Any], path: str | None) -> None:
+    """Print a soak's JSON report, and write it to ``path`` when given."""
+    text = json.dumps(out, indent=2)
+    print(text)
+    if path:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+
+
 def host_info() -> dict[str, Any]:
     return {
         "hostname": socket.gethostname(),
@@ -237,11 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         )  # fmt: skip
     finally:
         if proc is not None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_server(proc)
     out = {
         "date": started,
         "command": shlex.join(["python", "-m", "loadtest.soak", *(argv or sys.argv[1:])]),
@@ -249,11 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         "server": {"url": url, "pid": pid, "started_here": proc is not None},
         **report,
     }
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.out:
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
+    emit(out, args.out)
     return 0 if report["verdict"]["ok"] else 1
 
 
