@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from emostream.voices.cloning.registry import VoiceRegistry
+from emostream.voices.cloning.registry import SCHEMA_VERSION, VoiceRegistry
 
 V1_SCHEMA = """
 CREATE TABLE cloned_voices (
@@ -58,4 +58,4 @@ def test_schema_1_database_gets_an_owner_column(tmp_path: Path) -> None:
     new = _add(reg, "New", "alice")
     assert [v.id for v in reg.voices(owner="alice")] == [new]
     reg.close()
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

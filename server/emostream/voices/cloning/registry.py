@@ -5,6 +5,11 @@ version that made it) and the cleaned clip itself (16 kHz FLAC, so a later encod
 and so emotion-by-reference can read its prosody). Stock voices are not stored here; the catalog
 lists them beside these.
 
+Since schema 3 a voice also carries its refinement (:mod:`emostream.voices.cloning.refine_state`:
+state, the fitted timbre and its figures) and its clip's source sample rate; a move of the
+refinement (and, with a new clip, the new clip and embedding) is written in one transaction by
+:meth:`VoiceStore.update_refine`.
+
 Plain ``sqlite3`` (one connection, a lock, WAL journal): every call is short and synchronous, so
 the HTTP layer may call it directly or through a thread. :class:`VoiceStore` is what the server
 needs of a registry (any call may raise :class:`StoreUnavailable` while its store cannot be
@@ -24,7 +29,8 @@ import secrets
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
@@ -33,11 +39,22 @@ import numpy as np
 import numpy.typing as npt
 import soundfile as sf
 
+from emostream.voices.cloning.refine_state import (
+    FIELDS as REFINE_FIELDS,
+)
+from emostream.voices.cloning.refine_state import (
+    RefineRecord,
+    record_fields,
+    record_from_fields,
+)
+
 log = logging.getLogger(__name__)
 
 FloatArray = npt.NDArray[np.float32]
 
-SCHEMA_VERSION = 2  # 2: owner (the API-key principal that made the clone)
+# 2: owner (the API-key principal that made the clone); 3: source_rate and the refinement
+# (refine_state, refine_since, refine_job, refine_notice, refinement, timbre)
+SCHEMA_VERSION = 3
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS cloned_voices (
     id          TEXT PRIMARY KEY,
@@ -53,6 +70,18 @@ CREATE TABLE IF NOT EXISTS cloned_voices (
 );
 CREATE INDEX IF NOT EXISTS cloned_voices_created ON cloned_voices (created);
 """
+# Columns added after schema 1, in order, with their types (a fresh file gets them the same way
+# an old one does: ALTER TABLE ... ADD COLUMN).
+_ADDED = (
+    ("owner", "TEXT"),
+    ("source_rate", "INTEGER"),
+    ("refine_state", "TEXT"),
+    ("refine_since", "REAL"),
+    ("refine_job", "TEXT"),
+    ("refine_notice", "TEXT"),
+    ("refinement", "TEXT"),
+    ("timbre", "BLOB"),
+)
 
 ID_PREFIX = "clone_"
 _ID_RE = re.compile(r"^clone_[0-9a-f]{16}$")
@@ -87,6 +116,13 @@ class ClonedVoice:
     encoder: str
     embedding: FloatArray
     owner: str | None = None  # the API-key principal that made it; None: made with auth off
+    source_rate: int | None = None  # the upload's sample rate (None: stored before schema 3)
+    refine: RefineRecord = field(default_factory=RefineRecord)
+
+    @property
+    def timbre(self) -> FloatArray | None:
+        """The refined timbre the voice speaks with (None: zero-shot)."""
+        return self.refine.timbre
 
     @classmethod
     def new(
@@ -99,6 +135,7 @@ class ClonedVoice:
         duration_s: float,
         speech_s: float,
         owner: str | None = None,
+        source_rate: int | None = None,
     ) -> ClonedVoice:
         """A voice being registered now: a fresh id, the name cleaned (every store)."""
         return cls(
@@ -111,6 +148,7 @@ class ClonedVoice:
             encoder=encoder,
             embedding=np.asarray(embedding, dtype=np.float32),
             owner=owner,
+            source_rate=source_rate,
         )
 
     def as_dict(self) -> dict[str, object]:
@@ -125,6 +163,35 @@ class ClonedVoice:
             "speech_s": round(self.speech_s, 3),
             "encoder": self.encoder,
         }
+
+
+@dataclass(frozen=True)
+class Reenrolment:
+    """A new clip for a voice (``POST /v1/voices/{id}/refine`` with a file): written with the
+    refinement fitted to it, in the same transaction, so the voice's clip, embedding and timbre
+    always belong together."""
+
+    embedding: FloatArray
+    encoder: str
+    clip_sha256: str
+    duration_s: float
+    speech_s: float
+    source_rate: int
+    clip_audio: FloatArray
+    sample_rate: int = 16000
+
+
+@dataclass(frozen=True)
+class RefineUpdate:
+    """What :meth:`VoiceStore.update_refine` writes: the voice's new refinement record, and a
+    new clip when the attempt brought one."""
+
+    record: RefineRecord
+    enrolment: Reenrolment | None = None
+
+
+# The move an update applies to the stored voice: pure, may raise (nothing is written then).
+RefineMove = Callable[[ClonedVoice], RefineUpdate]
 
 
 class StoreUnavailable(Exception):
@@ -157,9 +224,17 @@ class VoiceStore(Protocol):
         clip_audio: FloatArray | None = None,
         sample_rate: int = 16000,
         owner: str | None = None,
+        source_rate: int | None = None,
     ) -> ClonedVoice: ...
 
     def get(self, voice_id: str) -> ClonedVoice | None: ...
+
+    def update_refine(self, voice_id: str, move: RefineMove) -> ClonedVoice | None:
+        """Apply ``move`` to the stored voice and write what it returns, atomically (read and
+        write in one transaction: another writer in between makes it read again; an exception
+        from ``move`` writes nothing and is raised). The voice as written, or None when there
+        is no such voice (deleted meanwhile: nothing is written)."""
+        ...
 
     def voices(self, *, owner: str | None = None) -> list[ClonedVoice]: ...
 
@@ -226,16 +301,28 @@ class VoiceRegistry:
                 time.sleep(0.02 + random.random() * 0.05)
 
     def _migrate(self) -> None:
+        """Schema and migrations in one ``BEGIN IMMEDIATE`` transaction: of several processes
+        opening one file, one migrates and the others then find it done."""
         self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(_SCHEMA)
-        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
-        if version > SCHEMA_VERSION:
-            raise RuntimeError(f"{self.path} was written by a newer emostream (schema {version})")
-        columns = {r[1] for r in self._db.execute("PRAGMA table_info(cloned_voices)")}
-        if "owner" not in columns:  # schema 1: clones made before keys existed
-            self._db.execute("ALTER TABLE cloned_voices ADD COLUMN owner TEXT")
-        if version < SCHEMA_VERSION:
-            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in filter(str.strip, _SCHEMA.split(";")):
+                self._db.execute(statement)
+            version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+            if version > SCHEMA_VERSION:
+                raise RuntimeError(
+                    f"{self.path} was written by a newer emostream (schema {version})"
+                )
+            columns = {r[1] for r in self._db.execute("PRAGMA table_info(cloned_voices)")}
+            for name, kind in _ADDED:  # schema 1 -> 2: owner; 2 -> 3: source rate, refinement
+                if name not in columns:
+                    self._db.execute(f"ALTER TABLE cloned_voices ADD COLUMN {name} {kind}")
+            if version < SCHEMA_VERSION:
+                self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
 
     @classmethod
     def in_data_dir(cls, data_dir: str | Path, **kwargs: bool) -> VoiceRegistry:
@@ -254,6 +341,7 @@ class VoiceRegistry:
         clip_audio: FloatArray | None = None,
         sample_rate: int = 16000,
         owner: str | None = None,
+        source_rate: int | None = None,
     ) -> ClonedVoice:
         voice = ClonedVoice.new(
             name=name,
@@ -263,26 +351,36 @@ class VoiceRegistry:
             duration_s=duration_s,
             speech_s=speech_s,
             owner=owner,
+            source_rate=source_rate,
         )
         flac = (
             flac_clip(clip_audio, sample_rate)
             if clip_audio is not None and self.keep_clips
             else None
         )
+        values = {**self._base(voice), "clip_flac": flac, **record_fields(voice.refine)}
         with self._lock:
             self._db.execute(
-                f"INSERT INTO cloned_voices ({self._COLUMNS}, clip_flac) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (voice.id, voice.name, voice.created, voice.clip_sha256, voice.duration_s,
-                 voice.speech_s, voice.encoder, voice.embedding.astype("<f4").tobytes(),
-                 voice.owner, flac),
-            )  # fmt: skip
+                f"INSERT INTO cloned_voices ({', '.join(values)}) "
+                f"VALUES ({', '.join('?' * len(values))})",
+                tuple(values.values()),
+            )
         log.info("cloned voice %s (%r) stored", voice.id, voice.name)
         return voice
 
     @staticmethod
+    def _base(voice: ClonedVoice) -> dict[str, object]:
+        return {
+            "id": voice.id, "name": voice.name, "created": voice.created,
+            "clip_sha256": voice.clip_sha256, "duration_s": voice.duration_s,
+            "speech_s": voice.speech_s, "encoder": voice.encoder,
+            "embedding": voice.embedding.astype("<f4").tobytes(), "owner": voice.owner,
+            "source_rate": voice.source_rate,
+        }  # fmt: skip
+
+    @staticmethod
     def _row(row: tuple[object, ...]) -> ClonedVoice:
-        vid, name, created, sha, dur, speech, enc, emb, owner = row
+        vid, name, created, sha, dur, speech, enc, emb, owner, rate, *refine = row
         assert isinstance(emb, bytes)
         return ClonedVoice(
             id=str(vid),
@@ -294,9 +392,12 @@ class VoiceRegistry:
             encoder=str(enc),
             embedding=np.frombuffer(emb, dtype="<f4").astype(np.float32),
             owner=None if owner is None else str(owner),
+            source_rate=None if rate is None else int(rate),  # type: ignore[call-overload]
+            refine=record_from_fields(dict(zip(REFINE_FIELDS, refine, strict=True))),
         )
 
-    _COLUMNS = "id, name, created, clip_sha256, duration_s, speech_s, encoder, embedding, owner"
+    _COLUMNS = ("id, name, created, clip_sha256, duration_s, speech_s, encoder, embedding, owner, "
+                "source_rate, " + ", ".join(REFINE_FIELDS))  # fmt: skip
 
     def get(self, voice_id: str) -> ClonedVoice | None:
         with self._lock:
@@ -304,6 +405,43 @@ class VoiceRegistry:
                 f"SELECT {self._COLUMNS} FROM cloned_voices WHERE id = ?", (voice_id,)
             ).fetchone()
         return None if row is None else self._row(row)
+
+    def update_refine(self, voice_id: str, move: RefineMove) -> ClonedVoice | None:
+        """See :meth:`VoiceStore.update_refine`: one ``BEGIN IMMEDIATE`` transaction (other
+        processes on the same file wait for it, through SQLite's busy timeout)."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                row = self._db.execute(
+                    f"SELECT {self._COLUMNS} FROM cloned_voices WHERE id = ?", (voice_id,)
+                ).fetchone()
+                if row is None:
+                    self._db.execute("ROLLBACK")
+                    return None
+                update = move(self._row(row))
+                values: dict[str, object] = dict(record_fields(update.record))
+                new = update.enrolment
+                if new is not None:
+                    values.update(
+                        embedding=np.asarray(new.embedding, "<f4").tobytes(), encoder=new.encoder,
+                        clip_sha256=new.clip_sha256, duration_s=float(new.duration_s),
+                        speech_s=float(new.speech_s), source_rate=int(new.source_rate),
+                        clip_flac=flac_clip(new.clip_audio, new.sample_rate)
+                        if self.keep_clips else None,
+                    )  # fmt: skip
+                self._db.execute(
+                    f"UPDATE cloned_voices SET {', '.join(f'{k} = ?' for k in values)} "
+                    "WHERE id = ?",
+                    (*values.values(), voice_id),
+                )
+                row = self._db.execute(
+                    f"SELECT {self._COLUMNS} FROM cloned_voices WHERE id = ?", (voice_id,)
+                ).fetchone()
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return self._row(row)
 
     def voices(self, *, owner: str | None = None) -> list[ClonedVoice]:
         """All cloned voices (only ``owner``'s when given), oldest first."""

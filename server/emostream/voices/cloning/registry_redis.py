@@ -10,13 +10,17 @@ Layout under ``prefix`` (default ``emostream:voices``), schema :data:`SCHEMA_VER
 
 * ``<prefix>:schema`` -- the schema version of what is stored (a string integer);
 * ``<prefix>:v:<id>`` -- one hash per clone: ``name created clip_sha256 duration_s speech_s
-  encoder embedding owner clip_flac`` (embedding: little-endian float32 bytes; ``owner`` and
-  ``clip_flac`` absent when there are none);
+  encoder embedding owner clip_flac source_rate`` (embedding: little-endian float32 bytes;
+  ``owner``, ``clip_flac`` and ``source_rate`` absent when there are none) and, since schema 2,
+  its refinement: ``refine_state refine_since refine_job refine_notice refinement timbre``
+  (:func:`emostream.voices.cloning.refine_state.record_fields`; absent: none);
 * ``<prefix>:index`` -- sorted set of ids by creation time (listing oldest first).
 
 A store written by a newer schema is refused at start; an older one is migrated in place by
-the steps in :data:`MIGRATIONS` (none yet: 1 is the first Redis schema). Calls are synchronous
-and short (one round trip, or one pipeline), like the SQLite registry's.
+the steps in :data:`MIGRATIONS` (1 -> 2: every clone marked ``refine_state ready``). Calls are
+synchronous and short (one round trip, or one pipeline), like the SQLite registry's; a
+refinement update is a WATCH / MULTI transaction on the clone's hash, so its fields land
+together, and never on a clone deleted meanwhile.
 
 Outages fail closed: a call that cannot reach Redis (refused, reset, no answer within
 ``timeout_s``) raises :class:`~emostream.voices.cloning.registry.StoreUnavailable`, and for
@@ -39,9 +43,16 @@ from urllib.parse import urlsplit
 import numpy as np
 import redis
 
+from emostream.voices.cloning.refine_state import FIELDS as REFINE_FIELDS
+from emostream.voices.cloning.refine_state import (
+    RefineState,
+    record_fields,
+    record_from_fields,
+)
 from emostream.voices.cloning.registry import (
     ClonedVoice,
     FloatArray,
+    RefineMove,
     StoreUnavailable,
     flac_clip,
     read_flac,
@@ -54,11 +65,22 @@ T = TypeVar("T")
 # ConnectionError); a ResponseError (a refused command) is not an outage and is raised as is.
 UNREACHABLE = (redis.ConnectionError, redis.TimeoutError)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+
+
+def _mark_ready(r: redis.Redis, prefix: str) -> None:
+    """Schema 1 -> 2: every clone gets ``refine_state ready`` (made before refinement)."""
+    members: list[bytes] = r.zrange(f"{prefix}:index", 0, -1)  # type: ignore[assignment]
+    pipe = r.pipeline(transaction=False)
+    for member in members:
+        pipe.hsetnx(f"{prefix}:v:{member.decode()}", "refine_state", RefineState.READY.value)
+    pipe.execute()
+
+
 # version -> the step that upgrades a store at that version to version + 1
-MIGRATIONS: dict[int, Callable[[redis.Redis, str], None]] = {}
+MIGRATIONS: dict[int, Callable[[redis.Redis, str], None]] = {1: _mark_ready}
 _FIELDS = ("name", "created", "clip_sha256", "duration_s", "speech_s", "encoder", "embedding",
-           "owner")  # fmt: skip
+           "owner", "source_rate", *REFINE_FIELDS)  # fmt: skip
 
 
 def redacted(url: str) -> str:
@@ -216,6 +238,7 @@ class RedisVoiceRegistry:
         clip_audio: FloatArray | None = None,
         sample_rate: int = 16000,
         owner: str | None = None,
+        source_rate: int | None = None,
     ) -> ClonedVoice:
         voice = ClonedVoice.new(
             name=name,
@@ -225,6 +248,7 @@ class RedisVoiceRegistry:
             duration_s=duration_s,
             speech_s=speech_s,
             owner=owner,
+            source_rate=source_rate,
         )
         mapping: dict[Any, Any] = {
             "name": voice.name,
@@ -237,8 +261,11 @@ class RedisVoiceRegistry:
         }
         if owner is not None:
             mapping["owner"] = owner
+        if source_rate is not None:
+            mapping["source_rate"] = str(int(source_rate))
         if clip_audio is not None and self.keep_clips:
             mapping["clip_flac"] = flac_clip(clip_audio, sample_rate)
+        mapping.update(_present(record_fields(voice.refine)))
         pipe = self._r.pipeline(transaction=True)
         pipe.hset(self._key(voice.id), mapping=mapping)
         pipe.zadd(self._index, {voice.id: voice.created})
@@ -248,7 +275,7 @@ class RedisVoiceRegistry:
 
     @staticmethod
     def _voice(voice_id: str, values: list[Any]) -> ClonedVoice | None:
-        name, created, sha, dur, speech, enc, emb, owner = values
+        name, created, sha, dur, speech, enc, emb, owner, rate, *refine = values
         if name is None or emb is None:
             return None
         return ClonedVoice(
@@ -261,11 +288,54 @@ class RedisVoiceRegistry:
             encoder=enc.decode(),
             embedding=np.frombuffer(emb, dtype="<f4").astype(np.float32),
             owner=None if owner is None else owner.decode(),
+            source_rate=None if rate is None else int(rate),
+            refine=record_from_fields(dict(zip(REFINE_FIELDS, refine, strict=True))),
         )
 
     def get(self, voice_id: str) -> ClonedVoice | None:
         values = self._call(lambda: self._r.hmget(self._key(voice_id), list(_FIELDS)))
         return self._voice(voice_id, list(values))
+
+    def update_refine(self, voice_id: str, move: RefineMove) -> ClonedVoice | None:
+        """See :meth:`VoiceStore.update_refine`: WATCH the clone's hash, read it, MULTI the
+        writes; a write by anyone in between (a delete among them) makes it read again."""
+        key = self._key(voice_id)
+
+        def op() -> ClonedVoice | None:
+            with self._r.pipeline(transaction=True) as pipe:
+                while True:
+                    try:
+                        pipe.watch(key)
+                        voice = self._voice(voice_id, list(pipe.hmget(key, list(_FIELDS))))
+                        if voice is None:
+                            pipe.unwatch()
+                            return None
+                        update = move(voice)
+                        fields = record_fields(update.record)
+                        mapping: dict[Any, Any] = _present(fields)
+                        new = update.enrolment
+                        if new is not None:
+                            mapping.update(
+                                embedding=np.asarray(new.embedding, "<f4").tobytes(),
+                                encoder=new.encoder, clip_sha256=new.clip_sha256,
+                                duration_s=repr(float(new.duration_s)),
+                                speech_s=repr(float(new.speech_s)),
+                                source_rate=str(int(new.source_rate)),
+                            )  # fmt: skip
+                            if self.keep_clips:
+                                mapping["clip_flac"] = flac_clip(new.clip_audio, new.sample_rate)
+                        absent = [k for k, v in fields.items() if v is None]
+                        pipe.multi()
+                        pipe.hset(key, mapping=mapping)
+                        if absent:
+                            pipe.hdel(key, *absent)
+                        pipe.execute()
+                        break
+                    except redis.WatchError:
+                        continue
+            return self._voice(voice_id, list(self._r.hmget(key, list(_FIELDS))))
+
+        return self._call(op)
 
     def voices(self, *, owner: str | None = None) -> list[ClonedVoice]:
         """All cloned voices (only ``owner``'s when given), oldest first."""
@@ -301,3 +371,8 @@ class RedisVoiceRegistry:
 
     def close(self) -> None:
         self._r.close()
+
+
+def _present(fields: dict[str, Any]) -> dict[str, Any]:
+    """The fields with a value, as Redis stores them (numbers as their repr)."""
+    return {k: repr(v) if isinstance(v, float) else v for k, v in fields.items() if v is not None}
