@@ -40,16 +40,23 @@ from emostream.voices.cloning.encoder import SpeakerEncoder
 from emostream.voices.cloning.refine_checks import RefineChecks, halves_similarity
 
 F32 = npt.NDArray[np.float32]
-EN = ("af_alloy af_aoede af_bella af_heart af_jessica af_kore af_nicole af_nova af_sarah af_sky "
-      "am_adam am_eric am_fenrir am_liam am_michael am_onyx am_puck am_santa bf_emma bf_isabella "
-      "bf_lily bm_daniel bm_george bm_lewis").split()  # fmt: skip
-ZH = "zf_xiaobei zf_xiaoni zf_xiaoxiao zm_yunjian zm_yunxi zm_yunyang".split()
+EN = [f"{g}_{n}" for g, names in (
+    ("af", "alloy aoede bella heart jessica kore nicole nova sarah sky"),
+    ("am", "adam eric fenrir liam michael onyx puck santa"),
+    ("bf", "emma isabella lily"), ("bm", "daniel george lewis"),
+) for n in names.split()]  # fmt: skip
+ZH = [f"z{g}_{n}" for g, n in (("f", "xiaobei"), ("f", "xiaoni"), ("f", "xiaoxiao"),
+                               ("m", "yunjian"), ("m", "yunxi"), ("m", "yunyang"))]  # fmt: skip
 TEXTS = {
     "en": (
-        "I usually record my streams in the evening, after the kids are asleep and the "
-        "house is finally quiet.",
-        "Tonight we are going to look at a few of your questions, and then play something "
-        "relaxing until midnight.",
+        (
+            "I usually record my streams in the evening, after the kids are asleep and the "
+            "house is finally quiet."
+        ),
+        (
+            "Tonight we are going to look at a few of your questions, and then play something "
+            "relaxing until midnight."
+        ),
     ),
     "zh": (
         "我一般在晚上录直播，孩子们睡着以后，家里终于安静下来了。",
@@ -170,8 +177,12 @@ def main() -> int:
     real_same = {name: measure(a, r) for name, (a, r) in real.items()}
     real_pairs = {}
     for (na, (a, ra)), (nb, (b, rb)) in itertools.permutations(real.items(), 2):
-        a16 = a if ra == 16000 else np.asarray(__import__("soxr").resample(a, ra, 16000), np.float32)
-        b16 = b if rb == 16000 else np.asarray(__import__("soxr").resample(b, rb, 16000), np.float32)
+        a16 = (
+            a if ra == 16000 else np.asarray(__import__("soxr").resample(a, ra, 16000), np.float32)
+        )
+        b16 = (
+            b if rb == 16000 else np.asarray(__import__("soxr").resample(b, rb, 16000), np.float32)
+        )
         real_pairs[f"{na}+{nb}"] = measure(
             np.concatenate([a16[: 16000 * 6], gap(16000), b16[16000 * 6 : 16000 * 12]]), 16000
         )
@@ -187,11 +198,11 @@ def main() -> int:
         "what": "GE2E cosine of a clip's halves (one speaker vs two) and voiced fraction "
         "(speech vs music), through the clip intake, for the refinement checks",
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": " ".join(["PYTHONPATH=server .venv/bin/python", "bench/clone_clip_checks.py",
-                             *sys.argv[1:]]),  # fmt: skip
+        "command": " ".join(
+            ["PYTHONPATH=server .venv/bin/python", "bench/clone_clip_checks.py", *sys.argv[1:]]
+        ),
         "host": {"cpus": os.cpu_count(), "machine": platform.machine()},
-        "thresholds": {"min_halves_cosine": thr, "max_voiced_fraction":
-                       checks.max_voiced_fraction},  # fmt: skip
+        "thresholds": {"min_halves_cosine": thr, "max_voiced_fraction": checks.max_voiced_fraction},
         "halves_cosine": {
             "same_speaker": stats(same_h),
             "two_speakers": stats(pair_h),
@@ -205,8 +216,13 @@ def main() -> int:
             "speech": stats(col(same, "voiced") + col(real_same, "voiced")),
             "music": {k: v.get("voiced", v.get("refused")) for k, v in tunes.items()},
         },
-        "clips": {"same": same, "real_same": real_same, "pairs": pairs,
-                  "real_pairs": real_pairs, "music": tunes},  # fmt: skip
+        "clips": {
+            "same": same,
+            "real_same": real_same,
+            "pairs": pairs,
+            "real_pairs": real_pairs,
+            "music": tunes,
+        },
         "seconds": round(time.perf_counter() - t0, 1),
     }
     text = json.dumps(report, indent=1, default=lambda x: round(float(x), 4))

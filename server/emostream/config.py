@@ -127,6 +127,22 @@ class Settings:
     # lab.clone_gain on three validation speakers the cloning criterion never scores (margin
     # over the best stock voice +0.088 at 1.0, +0.107 at 1.3, +0.106 at 1.6; 2026-12-06).
     clone_gain: float = 1.3
+    # Refinement (docs/voices.md "Cloning"): a clone is usable at once (zero-shot) and is then
+    # fitted to its own clip in the background (voices.cloning.refine: a timbre correction);
+    # off: clones stay zero-shot (state refine_unavailable).
+    clone_refine: bool = True
+    # Refine in a worker process of its own (niced, one thread, its own CPU models; started on
+    # demand, ended after clone_refine_idle_s); off: on one thread of the server process.
+    clone_refine_process: bool = True
+    clone_refine_nice: int = 10  # the worker process's niceness increment (0-19)
+    # Refinements waiting per process (one runs at a time); past it POST .../refine answers 503
+    # refine_busy and a new clone is refine_skipped (refine_busy).
+    clone_refine_queue: int = 4
+    # One refinement's limit, worker start included (refine_failed timeout past it); a voice
+    # left refining (its server died) shows refine_failed interrupted after
+    # clone_refine_timeout_s x (clone_refine_queue + 2).
+    clone_refine_timeout_s: float = 120.0
+    clone_refine_idle_s: float = 60.0  # the worker process ends after this long without work
     acoustic: str = "auto"  # EmoStream acoustic voices: auto (if the model is found), on, off
     models_dir: str = ""  # shipped weights; empty: the models/ folder above the package
     # Vocoder of the EmoStream voices: "lite" (the light one, ONNX Runtime on CPU / torch on
@@ -235,6 +251,10 @@ class Settings:
         self.vocoder_frames()  # ValueError now, not in the engine process
         if not 0.5 <= self.clone_gain <= 3.0:
             raise ValueError(f"clone_gain {self.clone_gain}: use 0.5-3.0 (1.0: off)")
+        if not 0 <= self.clone_refine_nice <= 19:
+            raise ValueError(f"clone_refine_nice {self.clone_refine_nice}: use 0-19")
+        if self.clone_refine_queue < 1 or self.clone_refine_timeout_s <= 0:
+            raise ValueError("clone_refine_queue must be >= 1 and clone_refine_timeout_s > 0")
         if self.vocoder_compile not in VOCODER_COMPILE:
             raise ValueError(
                 f"vocoder_compile {self.vocoder_compile!r}: use {', '.join(VOCODER_COMPILE)}"

@@ -21,9 +21,15 @@ from emostream.voices.cloning.registry import VoiceRegistry
 class Built:
     """What the stub family builds: a voice's id and embedding."""
 
-    def __init__(self, voice_id: str, embedding: npt.NDArray[np.float32]) -> None:
+    def __init__(
+        self,
+        voice_id: str,
+        embedding: npt.NDArray[np.float32],
+        timbre: npt.NDArray[np.float32] | None = None,
+    ) -> None:
         self.info = VoiceInfo(voice_id, "stub", "multi", 22050, ("speaker",), "")
         self.embedding = embedding
+        self.timbre = timbre
 
 
 class StubFamily:
@@ -39,9 +45,16 @@ class StubFamily:
         return Built(voice_id, embedding)
 
     def clone(
-        self, voice_id: str, embedding: npt.NDArray[np.float32], *, description: str
+        self,
+        voice_id: str,
+        embedding: npt.NDArray[np.float32],
+        *,
+        description: str,
+        timbre: npt.NDArray[np.float32] | None = None,
     ) -> Built:
-        return self.voice(voice_id, embedding, language="multi", description=description)
+        built = self.voice(voice_id, embedding, language="multi", description=description)
+        built.timbre = timbre
+        return built
 
 
 def _vec(seed: int) -> npt.NDArray[np.float32]:

@@ -9,7 +9,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 from starlette.applications import Starlette
 
-from emostream.transport.voices_api import voice_routes
+from emostream.transport.voices_api import voice_routes, voice_view
 from emostream.voices.cloning.cache import EmbeddingCache
 from emostream.voices.cloning.clip import Clip, ClipIntake
 from emostream.voices.cloning.encoder import SpeakerEncoder, cosine
@@ -78,7 +78,8 @@ async def test_register_restart_get_delete(
     async with _client(app2) as client:
         got = await client.get(f"/v1/voices/{body['id']}")
         assert got.status_code == 200 and got.json() == body
-        assert [v.as_dict() for v in registry2.voices()] == [body]
+        assert [voice_view(v, None) for v in registry2.voices()] == [body]
+        assert body["state"] == "refine_unavailable" and body["refinement"] is None
         stored = registry2.get(body["id"])
         assert stored is not None and np.array_equal(stored.embedding, embedding)
         clip = registry2.clip(body["id"])

@@ -43,6 +43,11 @@ class Metrics:
             "emostream_utterances", "Utterances finished", ["transport", "outcome"], registry=r
         )
         self.errors = Counter("emostream_errors", "Errors sent, by code", ["code"], registry=r)
+        self.refinements = Counter(
+            "emostream_clone_refinements",
+            "Clone refinements settled by this process, by outcome (refined, refine_failed, "
+            "refine_skipped)", ["outcome"], registry=r,
+        )  # fmt: skip
         self.refusals = Counter(
             "emostream_admission_refusals",
             "Utterances refused busy by the runner's admission, by reason", ["reason"],

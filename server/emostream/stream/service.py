@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -36,7 +36,7 @@ from emostream.stream.streamer import (
 from emostream.voices.base import Voice, VoiceInfo
 from emostream.voices.catalog import VoiceCatalog
 from emostream.voices.cloning.cache import LRU
-from emostream.voices.cloning.registry import VoiceStore
+from emostream.voices.cloning.registry import ClonedVoice, StoreUnavailable, VoiceStore
 
 # How long a refused client is told to wait when nothing better is known (the stream limit).
 BUSY_RETRY_S = 1.0
@@ -46,6 +46,25 @@ log = logging.getLogger(__name__)
 # How long a closing service waits for the model calls its runner still runs (each call is
 # one bounded piece of text or one decode window: well under a second on CPU).
 CLOSE_WAIT_S = 10.0
+
+
+# How long a built clone is used before the registry is asked whether it changed (a refinement
+# or a new clip settled by another process; this process's own refinements replace it at once).
+CLONE_REFRESH_S = 10.0
+
+
+@dataclass
+class _Built:
+    """A clone voice as built, the registry state it was built from, and when it was checked."""
+
+    voice: Voice
+    stamp: tuple[str, float | None]
+    checked_at: float
+
+
+def _stamp(clone: ClonedVoice) -> tuple[str, float | None]:
+    refined = clone.refine.refined
+    return clone.clip_sha256, None if refined is None else refined.at
 
 
 class Busy(Exception):
@@ -93,6 +112,7 @@ class SpeechService:
         voice_cache_size: int | None = None,
         phrase_cache: PhraseCache | None = None,
         model_versions: Mapping[str, str] | None = None,
+        clone_refresh_s: float = CLONE_REFRESH_S,
     ) -> None:
         """``voice_cache_size``: how many cloned voices, and how many inline-reference voices,
         stay built (an LRU of each; default ``settings.voice_cache_size``, 256). An evicted
@@ -109,7 +129,7 @@ class SpeechService:
         self.catalog = catalog
         self.registry = registry
         size = settings.voice_cache_size if voice_cache_size is None else voice_cache_size
-        self._clones: LRU[Voice] = LRU(size)  # registry clones, by id
+        self._clones: LRU[_Built] = LRU(size)  # registry clones, by id
         self._embed_reference = embed_reference
         self._references: LRU[Voice] = LRU(size)  # inline clips, by "ref_" + clip hash
         self.runner: Runner = runner or ThreadRunner(workers=settings.decode_workers)
@@ -123,6 +143,7 @@ class SpeechService:
             )
         self.phrase_cache = phrase_cache
         self.model_versions = dict(model_versions or {})
+        self.clone_refresh_s = clone_refresh_s
         self.active = 0
         self._ids = itertools.count(1)
         self._prefix = f"{os.getpid():x}"
@@ -136,20 +157,34 @@ class SpeechService:
         return self.catalog.family is not None
 
     def voice(self, voice_id: str) -> Voice | None:
-        """A stock voice, or a cloned one (registry embedding) when a model can speak it."""
+        """A stock voice, or a cloned one (registry embedding, and its refined timbre when it
+        has one) when a model can speak it. A built clone is checked against the registry
+        again once it is ``clone_refresh_s`` old (another process may have refined it or
+        given it a new clip); while the registry cannot be reached it is used as built."""
         found = self.catalog.get(voice_id) or self._references.get(voice_id)
-        if found is not None or self.catalog.family is None or self.registry is None:
+        family = self.catalog.family
+        if found is not None or family is None or self.registry is None:
             return found
+        now = time.monotonic()
         cached = self._clones.get(voice_id)
-        if cached is not None:
-            return cached
-        clone = self.registry.get(voice_id)
+        if cached is not None and now - cached.checked_at < self.clone_refresh_s:
+            return cached.voice
+        try:
+            clone = self.registry.get(voice_id)
+        except StoreUnavailable:
+            if cached is None:
+                raise
+            return cached.voice
         if clone is None:
+            self._clones.pop(voice_id)
             return None
-        voice = self.catalog.family.clone(
-            clone.id, clone.embedding, description=f"cloned voice {clone.name!r}"
-        )
-        self._clones.put(voice_id, voice)
+        stamp = _stamp(clone)
+        if cached is not None and cached.stamp == stamp:
+            cached.checked_at = now
+            return cached.voice
+        voice = family.clone(clone.id, clone.embedding, description=f"cloned voice {clone.name!r}",
+                             timbre=clone.timbre)  # fmt: skip
+        self._clones.put(voice_id, _Built(voice, stamp, now))
         return voice
 
     async def reference_voice(self, clip: bytes) -> Voice:
@@ -173,9 +208,15 @@ class SpeechService:
         return voice.info if voice is not None else None
 
     def forget(self, event: str, voice_id: str) -> None:
-        """Registry change hook: drop a deleted clone's cached voice."""
-        if event == "deleted":
+        """Registry change hook: drop a deleted (or refined) clone's built voice."""
+        if event in ("deleted", "refined"):
             self._clones.pop(voice_id)
+
+    def refined(self, voice_id: str, state: str) -> None:
+        """A refinement of ``voice_id`` settled (``state``): its next utterance builds the voice
+        again from the registry (a refined timbre, a new clip), and the outcome is counted."""
+        self.forget("refined", voice_id)
+        self.metrics.refinements.labels(str(state)).inc()
 
     def new_stream_id(self) -> str:
         return f"s-{self._prefix}-{next(self._ids)}"

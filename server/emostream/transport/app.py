@@ -33,6 +33,7 @@ from emostream.voices.cloning.cache import EmbeddingCache
 from emostream.voices.cloning.clip import ClipIntake
 from emostream.voices.cloning.encoder import SpeakerEncoder, default_model_path
 from emostream.voices.cloning.enroll import Enroller
+from emostream.voices.cloning.refine_jobs import Refinements, refinements_for
 from emostream.voices.cloning.registries import open_registry
 from emostream.voices.cloning.registry import StoreUnavailable, VoiceStore
 from emostream.voices.versions import model_versions
@@ -92,8 +93,10 @@ def create_app(
     cache = EmbeddingCache(redis_url=settings.redis_url, registry=metrics.registry)
     encoder = SpeakerEncoder(default_model_path(settings.models_dir), threads=settings.cpu_threads)
     holder: list[SpeechService] = []  # the service, once the lifespan has built it
+    refiners: list[Refinements] = []  # the refinement queue, likewise
     # One enrolment path: POST /v1/voices uploads and WebSocket reference_audio clips.
-    enroller = Enroller(ClipIntake(), encoder, cache=cache)
+    intake = ClipIntake()
+    enroller = Enroller(intake, encoder, cache=cache)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -120,6 +123,12 @@ def create_app(
         app.state.registry = registry
         holder.append(svc)
         running = svc
+        refinements = refinements_for(
+            settings, svc.catalog.family, registry, encoder=encoder, intake=intake,
+            on_settled=running.refined,
+        )  # fmt: skip
+        refiners.append(refinements)
+        app.state.refinements = refinements
         restore_sigterm = hook_sigterm(drain, lambda: running.active)
         log.info(
             "emostream ready: %d voice(s), %d cloned, device=%s, redis=%s",
@@ -129,6 +138,7 @@ def create_app(
             yield
         finally:
             restore_sigterm()
+            await refinements.aclose()
             await svc.aclose()
             if device is not None:
                 await device.close()
@@ -146,6 +156,7 @@ def create_app(
             owner_of=principal_of,
             limits=limits,
             metrics=metrics,
+            refinements=lambda: refiners[0] if refiners else None,
         ),
         Route("/v1/tokens", mint_token, methods=["POST"]),
         Route("/healthz", http.healthz, methods=["GET"]),

@@ -34,6 +34,7 @@ from emostream.transport.voice_access import (
     retry_after_s,
     store_unavailable_message,
 )
+from emostream.transport.voices_api import voice_view
 from emostream.voices.base import UnsupportedControl, check_controls
 from emostream.voices.cloning.registry import StoreUnavailable
 
@@ -258,7 +259,7 @@ async def voices(request: Request) -> JSONResponse:
             extra: dict[str, Any] = {"speakable": True, **(info.as_dict() if info else {})}
         else:
             extra = {"speakable": False, "reason": CLONE_UNAVAILABLE}
-        out.append({**clone.as_dict(), **extra})
+        out.append({**voice_view(clone, getattr(request.app.state, "refinements", None)), **extra})
     return JSONResponse({"voices": out})
 
 

@@ -1,4 +1,5 @@
-"""HTTP routes for cloned voices: ``POST /v1/voices``, ``GET|DELETE /v1/voices/{id}``.
+"""HTTP routes for cloned voices: ``POST /v1/voices``, ``GET|DELETE /v1/voices/{id}``,
+``POST /v1/voices/{id}/refine``.
 
 The app mounts ``voice_routes(...)``; ``GET /v1/voices`` (stock and cloned together) stays with
 the app (:func:`emostream.transport.http.voices`).
@@ -11,12 +12,28 @@ stored; clip codes are those of :class:`emostream.voices.cloning.clip.ClipError`
 cannot be reached every route raises :class:`~emostream.voices.cloning.registry.StoreUnavailable`, which
 the app answers ``503 store_unavailable``; an upload is refused so before its quota is charged
 or its clip read.
+
+A new clone is usable at once and is then refined in the background
+(:mod:`emostream.voices.cloning.refine_jobs`): its JSON carries ``state`` (``ready``,
+``refining``, ``refined``, ``refine_failed`` with ``error``, ``refine_skipped`` with
+``warning``, ``refine_unavailable``) and ``refinement`` (the figures of the refinement it speaks
+with, or null). ``POST /v1/voices/{id}/refine`` refines it again: with no body against its
+stored clip, or with a multipart ``file`` (checked as at registration, and for one speaker and
+speech: ``400 multiple_speakers`` / ``not_speech``; a clip that fails is refused, nothing
+changed) against that clip, which
+replaces the stored clip and embedding once refined. It answers ``202`` with the voice
+(``refining``); ``409 refine_in_progress`` while an attempt is queued or running (no queueing
+behind it: ask again when it settles), ``409 refine_unavailable`` on a server that cannot
+refine, ``503 refine_busy`` (``Retry-After``) when the server's queue is full. Each refine
+request counts against the key's clone quota.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
+from typing import Any
 
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
@@ -28,11 +45,28 @@ from emostream.transport.edge.limits import KeyLimits, LimitExceeded
 from emostream.transport.errors import error
 from emostream.voices.cloning.clip import ClipError
 from emostream.voices.cloning.enroll import Enroller
-from emostream.voices.cloning.registry import ClonedVoice, VoiceStore, clean_name
+from emostream.voices.cloning.refine_jobs import QueueFull, Refinements, RefineUnavailable
+from emostream.voices.cloning.refine_state import RefineBusy, view
+from emostream.voices.cloning.registry import ClonedVoice, StoreUnavailable, VoiceStore, clean_name
 
 log = logging.getLogger(__name__)
 
 MULTIPART_SLACK = 64 * 1024  # bytes of form overhead allowed beyond the clip limit
+NO_REFINER = "refinement is not set up on this server"
+REFINE_RETRY_S = 30  # Retry-After of refine_busy: about one refinement
+
+
+def voice_view(voice: ClonedVoice, refinements: Refinements | None) -> dict[str, Any]:
+    """A cloned voice as the API shows it: its record and its refinement's state."""
+    if refinements is not None:
+        return {**voice.as_dict(), **refinements.view(voice)}
+    return {**voice.as_dict(), **view(voice.refine, now=time.time(), stale_after_s=float("inf"),
+                                      unavailable=NO_REFINER)}  # fmt: skip
+
+
+class _Refused(Exception):
+    def __init__(self, response: Response) -> None:
+        self.response = response
 
 
 def voice_routes(
@@ -44,6 +78,7 @@ def voice_routes(
     owner_of: Callable[[Request], str | None] = lambda _request: None,
     limits: KeyLimits | None = None,
     metrics: Metrics | None = None,
+    refinements: Callable[[], Refinements | None] = lambda: None,
 ) -> list[Route]:
     """Routes for the cloned-voice API.
 
@@ -52,8 +87,10 @@ def voice_routes(
     ``on_change(event, voice_id)`` is called with ``"created"`` / ``"deleted"`` (for the app's
     catalog or metrics). ``owner_of(request)`` is the caller's principal (``None``: auth off, where
     every clone is everyone's); a clone belongs to the principal that made it, and another
-    principal's clone answers ``404`` as if it did not exist. ``limits`` counts uploads per key
-    (``429 clone_quota``); ``metrics`` counts the refusals.
+    principal's clone answers ``404`` as if it did not exist. ``limits`` counts uploads and
+    refine requests per key (``429 clone_quota``); ``metrics`` counts the refusals.
+    ``refinements()``: the server's refinement queue (None: it refines nothing; the app's is
+    built at start-up, hence a getter).
     """
     max_bytes = enroller.max_bytes
 
@@ -67,36 +104,55 @@ def voice_routes(
         owner = owner_of(request)
         return voice if voice is not None and (owner is None or voice.owner == owner) else None
 
+    def charge(owner: str | None) -> None:
+        if limits is None:
+            return
+        try:
+            limits.charge_clone(owner)
+        except LimitExceeded as exc:
+            response = refuse(429, exc.code, exc.message)
+            response.headers["Retry-After"] = str(max(1, round(exc.retry_after_s)))
+            raise _Refused(response) from None
+
+    async def upload(request: Request, *, named: bool) -> tuple[bytes | None, str | None]:
+        """The form's clip bytes (None: no ``file``) and ``name``; raises :class:`_Refused`."""
+        length = request.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > max_bytes + MULTIPART_SLACK:
+            raise _Refused(error(
+                413, "oversized", f"the upload is over {max_bytes / 1e6:.1f} MB; too large"
+            ))  # fmt: skip
+        try:
+            async with request.form(max_files=1, max_fields=8) as form:
+                file = form.get("file")
+                name = form.get("name")
+                if not isinstance(file, UploadFile):
+                    if named:
+                        raise _Refused(error(400, "missing_file",
+                                             "the form needs a 'file' part (the clip)"))  # fmt: skip
+                    return None, None
+                data = await file.read(max_bytes + 1)
+        except _Refused:
+            raise
+        except ClipError as exc:  # pragma: no cover - defensive
+            raise _Refused(error(exc.http_status, exc.code, exc.message)) from None
+        except Exception as exc:  # noqa: BLE001 - malformed multipart bodies raise various errors
+            raise _Refused(error(400, "bad_form", f"malformed multipart body: {exc}")) from None
+        return data, name if isinstance(name, str) else None
+
     async def create(request: Request) -> Response:
         owner = owner_of(request)
         registry.check()  # a registry known to be down: refused before any work or quota
-        if limits is not None:
-            try:
-                limits.charge_clone(owner)
-            except LimitExceeded as exc:
-                response = refuse(429, exc.code, exc.message)
-                response.headers["Retry-After"] = str(max(1, round(exc.retry_after_s)))
-                return response
-        ctype = request.headers.get("content-type", "")
-        if not ctype.startswith("multipart/form-data"):
-            return error(415, "bad_content_type", "send multipart/form-data with 'file' and 'name'")
-        length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > max_bytes + MULTIPART_SLACK:
-            return error(
-                413, "oversized", f"the upload is over {max_bytes / 1e6:.1f} MB; too large"
-            )
         try:
-            async with request.form(max_files=1, max_fields=8) as form:
-                upload = form.get("file")
-                name = form.get("name")
-                if not isinstance(upload, UploadFile):
-                    return error(400, "missing_file", "the form needs a 'file' part (the clip)")
-                data = await upload.read(max_bytes + 1)
-        except ClipError as exc:  # pragma: no cover - defensive
-            return error(exc.http_status, exc.code, exc.message)
-        except Exception as exc:  # noqa: BLE001 - malformed multipart bodies raise various errors
-            return error(400, "bad_form", f"malformed multipart body: {exc}")
-        if not isinstance(name, str):
+            charge(owner)
+            ctype = request.headers.get("content-type", "")
+            if not ctype.startswith("multipart/form-data"):
+                return error(415, "bad_content_type",
+                             "send multipart/form-data with 'file' and 'name'")  # fmt: skip
+            data, name = await upload(request, named=True)
+        except _Refused as refused:
+            return refused.response
+        assert data is not None
+        if name is None:
             return error(400, "bad_name", "the form needs a 'name' field")
         try:
             name = clean_name(name)
@@ -119,12 +175,19 @@ def voice_routes(
                 clip_audio=clip.audio,
                 sample_rate=clip.sample_rate,
                 owner=owner,
+                source_rate=clip.source_sample_rate,
             )
         )
         if on_change is not None:
             on_change("created", voice.id)
+        queue = refinements()
+        if queue is not None and queue.available:
+            try:  # the clone is usable now; its refinement follows in the background
+                voice = await queue.submit(voice.id, clip=clip, when_full="skip") or voice
+            except (StoreUnavailable, RefineBusy, RefineUnavailable) as exc:
+                log.warning("voice %s stays zero-shot: refinement not queued (%s)", voice.id, exc)
         return JSONResponse(
-            voice.as_dict(), status_code=201, headers={"Location": f"{prefix}/{voice.id}"}
+            voice_view(voice, queue), status_code=201, headers={"Location": f"{prefix}/{voice.id}"}
         )
 
     async def read(request: Request) -> Response:
@@ -132,7 +195,57 @@ def voice_routes(
         voice = owned(request, voice_id)
         if voice is None:
             return error(404, "unknown_voice", f"no cloned voice {voice_id!r}")
-        return JSONResponse(voice.as_dict())
+        return JSONResponse(voice_view(voice, refinements()))
+
+    async def refine(request: Request) -> Response:
+        voice_id = request.path_params["voice_id"]
+        registry.check()
+        voice = owned(request, voice_id)
+        if voice is None:
+            return error(404, "unknown_voice", f"no cloned voice {voice_id!r}")
+        queue = refinements()
+        if queue is None or not queue.available:
+            reason = NO_REFINER if queue is None else queue.unavailable
+            return refuse(409, "refine_unavailable", reason or NO_REFINER)
+        ctype = request.headers.get("content-type", "")
+        try:
+            charge(owner_of(request))
+            data = None
+            if ctype.startswith("multipart/form-data"):
+                data, _ = await upload(request, named=False)
+            elif int(request.headers.get("content-length") or 0) > 0:
+                return error(415, "bad_content_type",
+                             "send no body, or multipart/form-data with a 'file'")  # fmt: skip
+        except _Refused as refused:
+            return refused.response
+        clip = embedding = None
+        if data is not None:  # a new clip: every check before anything is queued
+            try:
+                enrolment = await enroller.enroll(data)
+            except ClipError as exc:
+                log.info("clip refused: %s (%s)", exc.code, exc.message)
+                return error(exc.http_status, exc.code, exc.message)
+            notice = await queue.verdict(enrolment.clip)
+            if notice is not None:
+                return refuse(400, notice.code, notice.message)
+            clip, embedding = enrolment.clip, enrolment.embedding
+        try:
+            queued = await queue.submit(
+                voice_id, clip=clip, embedding=embedding, encoder=enroller.encoder.version,
+                replace_clip=clip is not None, checked=clip is not None,
+            )  # fmt: skip
+        except RefineBusy as exc:
+            return refuse(409, "refine_in_progress", f"{exc}: ask again once it has settled")
+        except RefineUnavailable as exc:
+            return refuse(409, "refine_unavailable", str(exc))
+        except QueueFull as exc:
+            response = refuse(503, "refine_busy", f"{exc}; try again later")
+            response.headers["Retry-After"] = str(REFINE_RETRY_S)
+            return response
+        if queued is None:
+            return error(404, "unknown_voice", f"no cloned voice {voice_id!r}")
+        return JSONResponse(voice_view(queued, queue), status_code=202,
+                            headers={"Location": f"{prefix}/{voice_id}"})  # fmt: skip
 
     async def delete(request: Request) -> Response:
         voice_id = request.path_params["voice_id"]
@@ -146,4 +259,5 @@ def voice_routes(
         Route(prefix, create, methods=["POST"]),
         Route(prefix + "/{voice_id}", read, methods=["GET"]),
         Route(prefix + "/{voice_id}", delete, methods=["DELETE"]),
+        Route(prefix + "/{voice_id}/refine", refine, methods=["POST"]),
     ]

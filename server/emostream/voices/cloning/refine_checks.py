@@ -112,4 +112,3 @@ def refine_verdict(
             "refinement needs one speaker",
         )
     return None
-

@@ -305,7 +305,7 @@ class RedisVoiceRegistry:
             with self._r.pipeline(transaction=True) as pipe:
                 while True:
                     try:
-                        pipe.watch(key)
+                        pipe.watch(key)  # type: ignore[no-untyped-call]
                         voice = self._voice(voice_id, list(pipe.hmget(key, list(_FIELDS))))
                         if voice is None:
                             pipe.unwatch()
