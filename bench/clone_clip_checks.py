@@ -166,6 +166,17 @@ def main() -> int:
                 "voiced": clip.voiced_fraction, "speech_s": clip.speech_s}  # fmt: skip
 
     same = {vid: measure(np.concatenate([a, gap(rate), b]), rate) for vid, (a, b) in stock.items()}
+    # ~6 s clips (3 s of each sentence): the shortest a clip is split at (5 s of speech)
+    cut = 3 * rate
+    same_short = {
+        vid: measure(np.concatenate([a[:cut], gap(rate), b[:cut]]), rate)
+        for vid, (a, b) in stock.items()
+    }
+    pairs_short = {
+        f"{va}+{vb}": measure(np.concatenate([stock[va][0][:cut], gap(rate), stock[vb][1][:cut]]),
+                              rate)
+        for group in (EN, ZH) for va, vb in itertools.combinations(group, 2)
+    }  # fmt: skip
     pairs: dict[str, dict[str, Any]] = {}
     for group in (EN, ZH):
         for va, vb in itertools.permutations(group, 2):
@@ -212,6 +223,13 @@ def main() -> int:
                 [k for k, v in {**pairs, **real_pairs}.items() if v.get("halves", 0) >= thr]
             ),
         },
+        "halves_cosine_6s": {
+            "same_speaker": stats(col(same_short, "halves")),
+            "two_speakers": stats(col(pairs_short, "halves")),
+            "same_below_threshold": sum(h < thr for h in col(same_short, "halves")),
+            "two_speakers_caught": f"{sum(h < thr for h in col(pairs_short, 'halves'))} of "
+            f"{len(col(pairs_short, 'halves'))}",
+        },
         "voiced_fraction": {
             "speech": stats(col(same, "voiced") + col(real_same, "voiced")),
             "music": {k: v.get("voiced", v.get("refused")) for k, v in tunes.items()},
@@ -221,6 +239,8 @@ def main() -> int:
             "real_same": real_same,
             "pairs": pairs,
             "real_pairs": real_pairs,
+            "same_6s": same_short,
+            "pairs_6s": pairs_short,
             "music": tunes,
         },
         "seconds": round(time.perf_counter() - t0, 1),
@@ -228,8 +248,8 @@ def main() -> int:
     text = json.dumps(report, indent=1, default=lambda x: round(float(x), 4))
     if args.output:
         Path(args.output).write_text(text + "\n", encoding="utf-8")
-    print(json.dumps({k: report[k] for k in ("thresholds", "halves_cosine", "voiced_fraction",
-                                             "seconds")}, indent=1,
+    print(json.dumps({k: report[k] for k in ("thresholds", "halves_cosine", "halves_cosine_6s",
+                                             "voiced_fraction", "seconds")}, indent=1,
                      default=lambda x: round(float(x), 4)))  # fmt: skip
     return 0
 

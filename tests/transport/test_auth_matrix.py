@@ -56,6 +56,7 @@ ROUTES: list[tuple[str, str, dict[str, Any]]] = [
     ("GET", "/v1/voices", {}),
     ("GET", "/v1/voices/clone_0123456789abcdef", {}),
     ("DELETE", "/v1/voices/clone_0123456789abcdef", {}),
+    ("POST", "/v1/voices/clone_0123456789abcdef/refine", {}),
     ("POST", "/v1/voices", {"files": {"file": ("a.wav", b"RIFF", "audio/wav")}}),
     ("POST", "/v1/audio/speech", {"json": {"input": "Hi."}}),
     ("POST", "/v1/tokens", {}),
@@ -204,6 +205,10 @@ async def test_a_clone_belongs_to_its_key(
         # This server has no model that speaks clones: the owner is told so; bob is not.
         assert r.status_code == 409 and r.json()["error"]["code"] == "voice_unavailable"
         assert (await client.delete(f"/v1/voices/{vid}", headers=bob)).status_code == 404
+        r = await client.post(f"/v1/voices/{vid}/refine", headers=bob)
+        assert r.status_code == 404 and r.json()["error"]["code"] == "unknown_voice"
+        r = await client.post(f"/v1/voices/{vid}/refine", headers=alice)  # no acoustic model
+        assert r.status_code == 409 and r.json()["error"]["code"] == "refine_unavailable"
         async with websockets.connect(server.ws_url, additional_headers=bob) as ws:
             await ws.send(json.dumps({"type": "start", "voice": vid}))
             assert json.loads(await ws.recv())["code"] == "unknown_voice"

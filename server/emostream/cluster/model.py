@@ -6,7 +6,7 @@ cuda, or a client of the engine process), and serves the
 :class:`~emostream.engine.runner.Runner` calls the ingress's
 :class:`~emostream.cluster.ray_runner.RayRunner` forwards: ``acoustic`` and ``decode``, with
 the voice as a reference (a stock id, or an id and its speaker embedding for a clone or an
-inline reference clip) and the deadline (and the call's ``need_by``, as ``need_in``) as
+inline reference clip, and a refined clone's timbre) and the deadline (and the call's ``need_by``, as ``need_in``) as
 seconds from now (clocks differ between hosts).
 
 A stream is open here while its ``session`` call runs: that streaming call answers at once
@@ -23,6 +23,7 @@ ingress then asks again with ``force``, having decided admission already).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
 import time
@@ -50,15 +51,32 @@ class StreamLost(RuntimeError):
 @dataclass(frozen=True)
 class VoiceRef:
     """A voice as the ingress names it to a replica: a stock id, or (clones, inline
-    references) an id with its speaker embedding."""
+    references) an id with its speaker embedding, and a refined clone's ``timbre``
+    (:mod:`emostream.voices.cloning.refine`)."""
 
     id: str
     speaker: npt.NDArray[np.float32] | None = None
+    timbre: npt.NDArray[np.float32] | None = None
 
     @classmethod
     def of(cls, voice: Voice, *, stock: bool) -> VoiceRef:
         speaker = None if stock else getattr(voice, "speaker", None)
-        return cls(voice.info.id, None if speaker is None else np.asarray(speaker, np.float32))
+        timbre = None if stock else getattr(voice, "timbre", None)
+        return cls(
+            voice.info.id,
+            None if speaker is None else np.asarray(speaker, np.float32),
+            None if timbre is None else np.asarray(timbre, np.float32),
+        )
+
+    def key(self) -> str:
+        """The replica's cache key: the id, and a digest of what it speaks with (a clone
+        refined or given a new clip is built again, not served from the cache)."""
+        if self.speaker is None:
+            return self.id
+        digest = hashlib.sha256(np.ascontiguousarray(self.speaker, "<f4").tobytes())
+        if self.timbre is not None:
+            digest.update(b"timbre" + np.ascontiguousarray(self.timbre, "<f4").tobytes())
+        return f"{self.id}:{digest.hexdigest()[:16]}"
 
 
 def _at(seconds: float | None, now: float) -> float | None:
@@ -109,14 +127,16 @@ class ModelReplica:
         stock = self.catalog.get(ref.id)
         if stock is not None:
             return stock
-        cached = self._voices.get(ref.id)
+        key = ref.key()
+        cached = self._voices.get(key)
         if cached is not None:
             return cached
         family = self.catalog.family
         if family is None or ref.speaker is None:
             raise KeyError(f"voice {ref.id!r} is not loaded on this replica")
-        voice = family.voice(ref.id, ref.speaker, language="multi", description="cloned voice")
-        self._voices.put(ref.id, voice)
+        voice = family.voice(ref.id, ref.speaker, language="multi", description="cloned voice",
+                             timbre=ref.timbre)  # fmt: skip
+        self._voices.put(key, voice)
         return voice
 
     def _check(self, stream: str, replica: str | None) -> None:

@@ -53,18 +53,18 @@ class ClipVerdict:
 class RefineChecks:
     """Thresholds of :func:`refine_verdict`, measured 2026-12-07 with
     ``bench/clone_clip_checks.py`` (``bench/results/2026-12-07-cpu2-clone-clip-checks.json``;
-    ~10 s clips through the intake).
+    clips through the intake).
 
     ``min_halves_cosine``: GE2E cosine of the clip's two halves below which it holds two
-    speakers. One speaker: 0.88-0.97 (29 stock voices rendered by the server, 3 real
-    readers; the real ones lowest, 0.880 and 0.884). Two speakers: every real pair 0.61-0.69;
-    pairs of stock voices 0.46-0.91 (median 0.67; voices of one model are closer to each other
-    than people are). 0.75 leaves 0.13 below the lowest one-speaker clip, catches every real
-    pair and 79 % of the stock pairs (90 % at 0.80); a pair it misses sounds alike to the
-    model's own encoder, so the blend refined to is close to either voice.
-    ``min_split_speech_s``: speech below which the halves are not compared (each half needs
-    ~2.5 s for GE2E's 1.6 s windows to average). ``max_voiced_fraction``: speech 0.24-0.82
-    (p95 0.77), synthetic music 0.94-1.00."""
+    speakers. One speaker, ~10 s clips: 0.88-0.97 (29 stock voices rendered by the server, 3
+    real readers; the real ones lowest, 0.880 and 0.884); ~6 s clips: 0.84-0.95. Two speakers:
+    every real pair 0.61-0.69; pairs of stock voices 0.46-0.91 (median 0.67; 6 s: 0.44-0.90,
+    median 0.63), voices of one model being closer to each other than people are. 0.75 leaves
+    0.09 below the lowest one-speaker clip, catches every real pair and 79 % of the stock
+    pairs (86 % at 6 s); a pair it misses sounds alike to the project's own encoder, so the
+    blend refined to is close to either voice. ``min_split_speech_s``: speech below which the
+    halves are not compared (each half needs ~2.5 s for GE2E's 1.6 s windows to average).
+    ``max_voiced_fraction``: speech 0.24-0.82 (p95 0.77), synthetic music 0.94-1.00."""
 
     min_halves_cosine: float = 0.75
     min_split_speech_s: float = 5.0

@@ -222,12 +222,11 @@ class Refinements:
             try:
                 await self._process(job)
             except asyncio.CancelledError:
-                raise
+                raise  # closing: the job stays held, aclose settles it
             except Exception:
                 log.exception("refinement of %s failed", job.voice_id)
-            finally:
-                self._pending -= 1
-                self._held.pop(job.token, None)
+            self._pending -= 1
+            self._held.pop(job.token, None)
 
     async def _process(self, job: _Job) -> None:
         t0 = time.perf_counter()
