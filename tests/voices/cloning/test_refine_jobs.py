@@ -14,7 +14,7 @@ import soxr
 
 from emostream.voices.cloning.clip import Clip, ClipIntake
 from emostream.voices.cloning.encoder import SpeakerEncoder
-from emostream.voices.cloning.refine import Refinement, RefineError
+from emostream.voices.cloning.refine import RefineError, Refinement
 from emostream.voices.cloning.refine_jobs import QueueFull, Refinements, RefineUnavailable
 from emostream.voices.cloning.refine_state import RefineBusy, RefineState
 from emostream.voices.cloning.refine_worker import RefineFailure, RefineTask
@@ -121,7 +121,7 @@ async def test_ready_refining_refined(
     assert shown["state"] == "refined"
     assert shown["refinement"]["ge2e_similarity_after"] == 0.85
     assert shown["refinement"]["clip_sha256"] == clip.sha256
-    np.testing.assert_array_equal(stored.timbre, refinement(1).timbre)  # type: ignore[arg-type]
+    np.testing.assert_array_equal(stored.timbre, refinement(1).timbre)
     assert settled == [(vid, RefineState.REFINED)]
     task = backend.tasks[0]
     assert task.source_rate == clip.source_sample_rate and task.clip_rate == 16000
@@ -178,7 +178,7 @@ async def test_a_stored_clip_is_refined_again_and_outcomes_keep_the_refinement(
         assert (shown["state"], shown[key]["code"]) == (state, code)
         assert voice.timbre is not None  # the first refinement is still spoken
         np.testing.assert_array_equal(voice.timbre, refinement(1).timbre)
-    assert len(backend.tasks) == 4 and [s for _, s in settled][0] is RefineState.REFINED
+    assert len(backend.tasks) == 4 and settled[0][1] is RefineState.REFINED
     await queue.aclose()
 
 

@@ -8,8 +8,8 @@ import pytest
 from emostream.voices.cloning.refine_state import (
     TIMBRE_BANDS,
     Notice,
-    Refined,
     RefineBusy,
+    Refined,
     RefineRecord,
     RefineState,
     StaleJob,

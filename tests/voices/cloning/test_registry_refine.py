@@ -118,7 +118,7 @@ def test_a_failed_attempt_keeps_the_refinement(store: VoiceStore) -> None:
 def test_a_new_clip_is_stored_with_its_refinement(store: VoiceStore) -> None:
     voice = _add(store)
     store.update_refine(voice.id, _begin("j1"))
-    new_emb = np.ones(256, np.float32) / 16
+    new_emb = np.full(256, 1 / 16, np.float32)
     new_clip = (np.cos(np.linspace(0, 500, 32000)) * 0.2).astype(np.float32)
     enrolment = Reenrolment(embedding=new_emb, encoder="ge2e-2", clip_sha256="b" * 64,
                             duration_s=2.0, speech_s=1.8, source_rate=8000,
