@@ -135,8 +135,8 @@ class Settings:
     # demand, ended after clone_refine_idle_s); off: on one thread of the server process.
     clone_refine_process: bool = True
     clone_refine_nice: int = 10  # the worker process's niceness increment (0-19)
-    # Refinements waiting per process (one runs at a time); past it POST .../refine answers 503
-    # refine_busy and a new clone is refine_skipped (refine_busy).
+    # Refinements held per process, queued or running (one runs at a time); past it POST
+    # .../refine answers 503 refine_busy and a new clone is refine_skipped (refine_busy).
     clone_refine_queue: int = 4
     # One refinement's limit, worker start included (refine_failed timeout past it); a voice
     # left refining (its server died) shows refine_failed interrupted after

@@ -16,7 +16,7 @@ queues it; one consumer task runs the queue in order. A job:
    deleted meanwhile stays deleted), then calls ``on_settled(voice_id, state)`` (the service
    drops its built voice, so the next utterance speaks the refined one).
 
-At most ``queue_size`` jobs wait: past it a request is refused (:class:`QueueFull`) or, at
+At most ``queue_size`` jobs are held (the one running included): past it a request is refused (:class:`QueueFull`) or, at
 registration, the voice is ``refine_skipped`` (``refine_busy``). Closing the server settles
 the jobs it still holds as ``refine_failed`` (``interrupted``) rather than leave them
 ``refining``; a server that died leaves them to ``stale_after_s``
@@ -32,7 +32,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -167,7 +167,7 @@ class Refinements:
         encoder: str = "",
         replace_clip: bool = False,
         checked: bool = False,
-        when_full: str = "raise",
+        when_full: Literal["raise", "skip"] = "raise",
     ) -> ClonedVoice | None:
         """Queue a refinement of ``voice_id`` against ``clip`` (None: its stored clip). With
         ``replace_clip`` the clip and its ``embedding`` (by ``encoder``) become the voice's
