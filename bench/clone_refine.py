@@ -3,15 +3,16 @@
 Starts ``emostream serve`` on a free loopback port (a fresh data folder; the default CPU
 install: acoustic model + light vocoder in ONNX Runtime) once per refinement mode:
 
-* ``process`` (the default: a worker process niced to 10, one thread, its own models) and
+* ``process`` (a worker process niced to 10, one thread, its own models),
+* ``process-idle`` (the same in Linux's SCHED_IDLE class: ``EMOSTREAM_CLONE_REFINE_SCHED_IDLE=1``)
 * ``thread`` (``EMOSTREAM_CLONE_REFINE_PROCESS=0``: one thread of the server process),
 
 and on each: registers a clone from a 10 s clip of a real reader (the first refinement, its
 worker started cold), refines it once more alone (warm), then runs ``--streams`` WebSocket
 listeners (short replies in a loop, each heard out in real time before the next: ``cache:
-false``, so every one is synthesised) for ``--seconds`` with no refinement (``quiet``, process
-mode only) and for ``--seconds`` while the clone is refined again and again back to back
-(``refining``). First audio: the client's clock from the ``start`` send (start, text, end back
+false``, so every one is synthesised) in ``--rounds`` rounds of ``--seconds`` with no
+refinement (``quiet``) then ``--seconds`` while the clone is refined again and again back to
+back (``refining``); alternating keeps the other load of a shared machine on both. First audio: the client's clock from the ``start`` send (start, text, end back
 to back) to the first binary frame.
 
     PYTHONPATH=server .venv/bin/python bench/clone_refine.py \
@@ -181,6 +182,24 @@ async def phase(
         "refinement_seconds": [r["seconds"] for r in refinements],
         "refinement_wall_s": [r["wall_s"] for r in refinements],
         "loadavg_1m": [round(load0, 2), round(os.getloadavg()[0], 2)],
+        "_client_ms": out["client_ms"],
+        "_server_ms": out["server_ms"],
+    }
+
+
+def merged(phases: list[dict[str, Any]]) -> dict[str, Any]:
+    """Phases of one kind pooled: first-audio percentiles over all their utterances."""
+    pooled: dict[str, Any] = {"client": [], "server": []}
+    for ph in phases:
+        pooled["client"] += ph.pop("_client_ms")
+        pooled["server"] += ph.pop("_server_ms")
+    return {
+        "client_first_audio_ms": summary(pooled["client"]),
+        "server_first_audio_ms": summary(pooled["server"]),
+        "errors": sum(ph["errors"] for ph in phases),
+        "refinements": sum(ph["refinements"] for ph in phases),
+        "refinement_seconds": [x for ph in phases for x in ph["refinement_seconds"]],
+        "refinement_wall_s": [x for ph in phases for x in ph["refinement_wall_s"]],
     }
 
 
@@ -188,7 +207,9 @@ async def run_mode(mode: str, args: argparse.Namespace, clip: bytes) -> dict[str
     port = free_port()
     with tempfile.TemporaryDirectory() as data:
         env = {"EMOSTREAM_LOG_LEVEL": "warning", "EMOSTREAM_DATA_DIR": data,
-               "EMOSTREAM_CLONE_REFINE_PROCESS": "1" if mode == "process" else "0"}  # fmt: skip
+               "EMOSTREAM_CLONE_REFINE_PROCESS": "0" if mode == "thread" else "1",
+               "EMOSTREAM_CLONE_REFINE_SCHED_IDLE": "1" if mode == "process-idle" else "0",
+               **dict(kv.split("=", 1) for kv in args.env)}  # fmt: skip
         proc = start_server(port, env)
         base, url = f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/v1/stream"
         try:
@@ -202,14 +223,21 @@ async def run_mode(mode: str, args: argparse.Namespace, clip: bytes) -> dict[str
                 cold = {"wall_s": round(time.perf_counter() - t0, 2), "state": first["state"],
                         **(first["refinement"] or {})}  # fmt: skip
                 alone = await refine_once(client, made["id"])
-            result: dict[str, Any] = {"clip": {k: made[k] for k in ("duration_s", "speech_s")},
-                                      "first_refinement_cold": cold,
-                                      "refinement_alone_warm": alone}  # fmt: skip
-            if mode == "process":
-                result["quiet"] = await phase(base, url, args.voice, args.streams, args.seconds,
-                                              refine_id=None)  # fmt: skip
-            result["refining"] = await phase(base, url, args.voice, args.streams, args.seconds,
-                                             refine_id=made["id"])  # fmt: skip
+            result: dict[str, Any] = {
+                "clip": {k: made[k] for k in ("duration_s", "speech_s")},
+                "first_refinement_cold": cold,
+                "refinement_alone_warm": alone,
+                "rounds": [],
+            }
+            for _ in range(args.rounds):  # alternated, so that other load drifts over both
+                result["rounds"].append({
+                    "quiet": await phase(base, url, args.voice, args.streams, args.seconds,
+                                         refine_id=None),
+                    "refining": await phase(base, url, args.voice, args.streams, args.seconds,
+                                            refine_id=made["id"]),
+                })  # fmt: skip
+            for name in ("quiet", "refining"):
+                result[name] = merged([r[name] for r in result["rounds"]])
             return result
         finally:
             proc.terminate()
@@ -220,8 +248,10 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--voice", default="af_heart")
     p.add_argument("--streams", type=int, default=3, help="concurrent listeners")
-    p.add_argument("--seconds", type=float, default=45.0, help="per load phase")
-    p.add_argument("--modes", default="process,thread")
+    p.add_argument("--seconds", type=float, default=15.0, help="per load phase")
+    p.add_argument("--rounds", type=int, default=4, help="quiet + refining phases per mode")
+    p.add_argument("--modes", default="process,process-idle,thread")
+    p.add_argument("--env", action="append", default=[], help="KEY=VALUE for the server")
     p.add_argument("-o", "--output", default="")
     args = p.parse_args()
     clip, source = clip_10s()
@@ -229,7 +259,7 @@ def main() -> int:
     modes = {m: asyncio.run(run_mode(m, args, clip)) for m in args.modes.split(",")}
     report = {
         "what": "clone refinement of a 10 s clip: its time, and other streams' first audio while "
-        "it runs (worker process niced 10 vs a server thread) against none",
+        "it runs (worker process niced 10, the same in SCHED_IDLE, a server thread) against none",
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": " ".join(
             ["PYTHONPATH=server .venv/bin/python", "bench/clone_refine.py", *sys.argv[1:]]
@@ -243,7 +273,9 @@ def main() -> int:
         "clip": source,
         "voice": args.voice,
         "streams": args.streams,
+        "server_env": args.env,
         "seconds_per_phase": args.seconds,
+        "rounds": args.rounds,
         "definition": "client_first_audio_ms: start sent (start, text, end back to back) to the "
         "first binary frame; listeners hear each reply out in real time (+0.2 s) before the next, "
         "cache off; refinement seconds: the refiner's own time (probe renders and GE2E), wall_s: "

@@ -369,6 +369,7 @@ def refinements_for(
                        "acoustic model is not loaded), so it cannot refine them")  # fmt: skip
     elif settings.clone_refine_process or getattr(family, "decoder", None) is None:
         backend = ProcessBackend(settings, nice=settings.clone_refine_nice,
+                                 sched_idle=settings.clone_refine_sched_idle,
                                  timeout_s=settings.clone_refine_timeout_s,
                                  idle_s=settings.clone_refine_idle_s)  # fmt: skip
     else:

@@ -135,10 +135,17 @@ class ProcessBackend:
     (start-up included); ``idle_s``: how long an idle child is kept."""
 
     def __init__(
-        self, settings: Settings, *, nice: int = 10, timeout_s: float = 120.0, idle_s: float = 60.0
+        self,
+        settings: Settings,
+        *,
+        nice: int = 10,
+        sched_idle: bool = False,
+        timeout_s: float = 120.0,
+        idle_s: float = 60.0,
     ) -> None:
         self.config = worker_settings(settings)
         self.nice = nice
+        self.sched_idle = sched_idle
         self.timeout_s = timeout_s
         self.idle_s = idle_s
         self._proc: asyncio.subprocess.Process | None = None
@@ -204,7 +211,7 @@ class ProcessBackend:
         }
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "emostream.voices.cloning.refine_worker",
-            json.dumps({**self.config, "nice": self.nice}),
+            json.dumps({**self.config, "nice": self.nice, "sched_idle": self.sched_idle}),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env,
         )  # fmt: skip
         self._proc = proc
@@ -280,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     """The worker: load the CPU voices, then answer tasks on stdin until it closes."""
     config = json.loads((argv or sys.argv[1:])[0])
     os.nice(int(config.pop("nice", 10)))
+    if config.pop("sched_idle", False):  # run only on CPU time no normal task wants
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     out = os.fdopen(os.dup(1), "wb")  # the protocol; stray prints go to stderr instead
     os.dup2(2, 1)
     logging.basicConfig(level=logging.WARNING)
