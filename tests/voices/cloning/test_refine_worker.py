@@ -50,18 +50,26 @@ def family() -> AcousticFamily:
     return loaded
 
 
-def _nice(pid: int) -> int:
+def _stat(pid: int, field: int) -> int:
+    """Field ``field`` (1-based, proc(5)) of ``/proc/<pid>/stat``: 19 nice, 41 policy."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[16])  # field 19 of stat: nice (fields[0] is field 3, the state)
+    return int(fields[field - 3])  # fields[0] is field 3, the state
 
 
-async def test_the_worker_process_refines_niced_and_goes_when_idle(task: RefineTask) -> None:
+def _nice(pid: int) -> int:
+    return _stat(pid, 19)
+
+
+async def test_the_worker_process_refines_in_sched_idle_and_goes_when_idle(
+    task: RefineTask,
+) -> None:
     backend = ProcessBackend(Settings(), nice=10, idle_s=1.0)
     try:
         result = await backend.refine(task)
         pid = backend.pid
         assert pid is not None and pid != os.getpid()
         assert _nice(pid) == min(19, _nice(os.getpid()) + 10)
+        assert _stat(pid, 41) == os.SCHED_IDLE
         assert result.timbre.shape == (80,) and np.abs(result.timbre).max() > 0.05
         summary = result.summary()
         assert result.spectral_gap_db_after < result.spectral_gap_db_before

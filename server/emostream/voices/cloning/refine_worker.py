@@ -5,8 +5,12 @@ CPU for a 10 s clip on the 2-core machine), which must not take first-audio time
 streams the server is speaking. :class:`ProcessBackend` runs it in a child process of its own
 (``python -m emostream.voices.cloning.refine_worker``) that:
 
-* lowers its priority (``nice`` 10 by default: the kernel gives the server's threads the CPU
-  whenever they want it) and keeps to one thread (ONNX Runtime intra-op 1, BLAS/OpenMP 1);
+* runs in Linux's ``SCHED_IDLE`` class (and niced 10): it gets only CPU time no other task
+  wants, and a waking server thread takes its core at once (measured with
+  ``bench/clone_refine.py``: other streams' p95 first audio unchanged while it refines, where a
+  niced-only worker added ~0.2 s and a thread of the server ~0.4-0.8 s); it keeps to one thread
+  (ONNX Runtime intra-op 1, BLAS/OpenMP 1). A machine whose CPUs are never idle refines slowly,
+  up to ``timeout_s``;
 * loads the CPU path itself (the ONNX acoustic model, the light vocoder, the project's GE2E):
   nothing of the server's is shared or locked, and a GPU server refines on its CPU;
 * is started on the first refinement and ends after ``idle_s`` without one (its ~0.3 GB are
@@ -131,15 +135,16 @@ def worker_settings(settings: Settings) -> dict[str, Any]:
 
 class ProcessBackend:
     """Refinements in a child process (see the module docs). ``settings``: the server's;
-    ``nice``: the child's niceness increment; ``timeout_s``: the most one job may take
-    (start-up included); ``idle_s``: how long an idle child is kept."""
+    ``nice``: the child's niceness increment; ``sched_idle``: in SCHED_IDLE; ``timeout_s``:
+    the most one job may take (start-up included); ``idle_s``: how long an idle child is
+    kept."""
 
     def __init__(
         self,
         settings: Settings,
         *,
         nice: int = 10,
-        sched_idle: bool = False,
+        sched_idle: bool = True,
         timeout_s: float = 120.0,
         idle_s: float = 60.0,
     ) -> None:
@@ -287,8 +292,11 @@ def main(argv: list[str] | None = None) -> int:
     """The worker: load the CPU voices, then answer tasks on stdin until it closes."""
     config = json.loads((argv or sys.argv[1:])[0])
     os.nice(int(config.pop("nice", 10)))
-    if config.pop("sched_idle", False):  # run only on CPU time no normal task wants
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    if config.pop("sched_idle", True):  # run only on CPU time no normal task wants
+        try:
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        except (AttributeError, OSError) as exc:  # not Linux: the niceness alone
+            print(f"refinement worker: no SCHED_IDLE ({exc}); nice only", file=sys.stderr)
     out = os.fdopen(os.dup(1), "wb")  # the protocol; stray prints go to stderr instead
     os.dup2(2, 1)
     logging.basicConfig(level=logging.WARNING)
