@@ -156,7 +156,15 @@ async def test_streams_spread_over_both_nodes_and_a_clone_speaks_through_the_oth
     # Six stock-voice streams, two at a time.
     for _ in range(3):
         await asyncio.gather(*(speak(ray_served.ws_url, {}) for _ in range(2)))
-    # The clone, through the other ingress replica (Serve's proxy picks; retry until it does).
+    # Refined in the background on the ingress that made it, stored in the shared registry.
+    async with httpx.AsyncClient(base_url=ray_served.url, timeout=30) as client:
+        for _ in range(600):
+            state = (await client.get(f"/v1/voices/{clone}")).json()["state"]
+            if state != "refining":
+                break
+            await asyncio.sleep(0.2)
+    assert state == "refined", state
+    # The clone (refined: its VoiceRef carries the timbre), through the other ingress replica (Serve's proxy picks; retry until it does).
     spoken_by = ""
     for _ in range(20):
         stream = await Stream.open(ray_served.ws_url, {"voice": clone})
