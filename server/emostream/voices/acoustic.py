@@ -82,7 +82,7 @@ class AcousticRequest:
     emotion: int  # index into EMOTIONS
     intensity: float
     prosody: Prosody
-    timbre: npt.NDArray[np.float32] | None = None  # [80] log-mel offset of a refined clone
+    timbre: npt.NDArray[np.float32] | None = None  # [2, 80] a refined clone's scale, offset
 
 
 def infer_batch(model: Model, requests: Sequence[AcousticRequest], *, device: str = "cpu"
@@ -200,7 +200,9 @@ def split_latents(
         tail = max(round(TAIL_FRAMES * r.prosody.pause), 1)  # the pause control scales it
         frames, d = trim_silence(frames, d, leading=leading, tail_frames=tail)
         if r.timbre is not None:  # a refined clone's correction (voices.cloning.refine)
-            frames = np.ascontiguousarray(frames + r.timbre[:, None], dtype=np.float32)
+            frames = np.ascontiguousarray(
+                frames * r.timbre[0][:, None] + r.timbre[1][:, None], dtype=np.float32
+            )
         latents.append(Latent(frames=frames, unit_frames=d, units=r.seq.symbols))
     return latents
 
@@ -219,7 +221,7 @@ class AcousticVoice:
     trained_emotions: tuple[str, ...] = ("neutral",)  # labels with a trained embedding row
     device: str = "cpu"
     stages: tuple[BatchedStage, ...] = ()  # what an engine process may batch (the family's)
-    timbre: npt.NDArray[np.float32] | None = None  # a refined clone's log-mel offset [80]
+    timbre: npt.NDArray[np.float32] | None = None  # a refined clone's log-mel scale, offset [2, 80]
 
     def batched_stages(self) -> tuple[BatchedStage, ...]:
         return self.stages
