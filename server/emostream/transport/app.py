@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
@@ -26,6 +27,7 @@ from emostream.transport.edge.auth import authenticator, is_loopback
 from emostream.transport.edge.guard import Guard, mint_token, principal_of
 from emostream.transport.edge.limits import KeyLimits
 from emostream.transport.edge.origins import EdgeRules
+from emostream.transport.openai_api import model_routes, resolve_aliases
 from emostream.transport.voices_api import voice_routes
 from emostream.transport.websocket.connection import stream_endpoint
 from emostream.voices.catalog import VoiceCatalog, load_catalog
@@ -118,6 +120,9 @@ def create_app(
                 metrics.gpu_memory.set(float(device.report.get("reserved_bytes", 0)))
         app.state.service = svc
         app.state.registry = registry
+        app.state.voice_aliases = resolve_aliases(
+            svc.settings.voice_aliases(), svc.catalog, svc.settings.default_voice
+        )
         holder.append(svc)
         running = svc
         restore_sigterm = hook_sigterm(drain, lambda: running.active)
@@ -139,6 +144,7 @@ def create_app(
         WebSocketRoute("/v1/stream", stream_endpoint),
         Route("/v1/audio/speech", http.speech, methods=["POST"]),
         Route("/v1/voices", http.voices, methods=["GET"]),
+        *model_routes(),
         *voice_routes(
             registry,
             enroller,
@@ -163,7 +169,8 @@ def create_app(
         ))  # fmt: skip
     app = Starlette(
         routes=routes, lifespan=lifespan, middleware=middleware,
-        exception_handlers={StoreUnavailable: http.store_unavailable},
+        exception_handlers={StoreUnavailable: http.store_unavailable,
+                            HTTPException: http.http_exception, 500: http.internal_error},
     )  # fmt: skip
     app.state.auth = auth
     app.state.limits = limits
