@@ -113,9 +113,9 @@ async def speech(request: Request) -> Response:
     media = SSE_MEDIA_TYPE if body.sse else body.fmt.media_type
     speech = _SpeechResponse(slot, permit, body_iter, media_type=media)
     speech.headers["X-EmoStream-Voice"] = voice.info.id
-    if body.instructions is not None:  # how they were read (README "OpenAI's API")
-        guess = body.instructions
-        speech.headers["X-EmoStream-Emotion"] = f"{guess.label}; intensity={guess.intensity:g}"
+    if body.instructions is not None:  # how they were read (docs/openai.md)
+        spoken = body.controls
+        speech.headers["X-EmoStream-Emotion"] = f"{spoken.emotion}; intensity={spoken.intensity:g}"
     if body.sse:
         speech.headers["Cache-Control"] = "no-cache"
     if slot.degraded:  # admitted on a lighter path (README "Cluster": degradation)

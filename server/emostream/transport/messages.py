@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from emostream.codec.packetizer import SAMPLE_RATES, FormatError, OutputFormat
-from emostream.text.emotion import parse_prompt
+from emostream.text.emotion import EmotionGuess, parse_prompt
 from emostream.transport import schema
 from emostream.voices.base import Controls
 
@@ -189,11 +189,15 @@ def sample_rate_field(raw: dict[str, Any], default: int, *, name: str = "sample_
     return rate
 
 
-def parse_controls(msg: dict[str, Any]) -> Controls:
+def parse_controls(
+    msg: dict[str, Any], *, speed: float | None = None, style: EmotionGuess | None = None
+) -> Controls:
     """Controls from a ``start`` message (or an HTTP body); type- and range-checked.
 
     A free-text ``prompt`` ("用愤怒的语气", "a bit sad") sets ``emotion`` and ``intensity``
-    when they are not given explicitly.
+    when they are not given explicitly. The HTTP body passes its own reading of ``speed``
+    (OpenAI's wider range, clamped) and of ``instructions`` (``style``: what a ``prompt`` would
+    set, when the body has none).
     """
     emotion = msg.get("emotion")
     if emotion is not None and (not isinstance(emotion, str) or emotion not in EMOTIONS):
@@ -206,17 +210,20 @@ def parse_controls(msg: dict[str, Any]) -> Controls:
                 f"'prompt' must be a non-empty string of at most {MAX_PROMPT_CHARS} characters",
                 "prompt",
             )
-        if emotion is None:
-            guess = parse_prompt(prompt)
-            emotion = guess.label
-            if msg.get("intensity") is None:
-                msg = {**msg, "intensity": guess.intensity}
+        style = parse_prompt(prompt) if emotion is None else None
+    guessed = None
+    if emotion is None and style is not None:
+        emotion = style.label
+        if msg.get("intensity") is None:
+            guessed = style.intensity
     return Controls(
-        speed=number_field(msg, "speed", *_CONTROL_RANGES["speed"]),
+        speed=number_field(msg, "speed", *_CONTROL_RANGES["speed"]) if speed is None else speed,
         pitch_shift=number_field(msg, "pitch_shift", *_CONTROL_RANGES["pitch_shift"]),
         energy=number_field(msg, "energy", *_CONTROL_RANGES["energy"]),
         emotion=emotion or "neutral",
-        intensity=number_field(msg, "intensity", *_CONTROL_RANGES["intensity"]),
+        intensity=number_field(msg, "intensity", *_CONTROL_RANGES["intensity"])
+        if guessed is None
+        else guessed,
     )
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from emostream.codec.encoders import RESPONSE_FORMATS, ResponseFormat, missing_extra
 from emostream.text.emotion import EmotionGuess, parse_prompt
+from emostream.transport import schema
 from emostream.transport.messages import (
     ProtocolError,
     bool_field,
@@ -36,14 +37,15 @@ from emostream.transport.messages import (
 )
 from emostream.voices.base import Controls
 
-# OpenAI's speech models (openai's SpeechModel) and this server's own name: all the same voices.
-OPENAI_MODELS = ("tts-1", "tts-1-hd", "gpt-4o-mini-tts", "gpt-4o-mini-tts-2025-12-15")
+# From the schema (speech_request): OpenAI's speech models (openai's SpeechModel) and this
+# server's own name, all speaking the same voices; the speeds taken (OpenAI's range) and the
+# voices' own (the WebSocket's), which they are clamped to.
+MODELS: tuple[str, ...] = schema.choices("speech_request", "model")
 NATIVE_MODEL = "emostream"
-MODELS = (*OPENAI_MODELS, NATIVE_MODEL)
-SPEED_RANGE = (0.25, 4.0)  # accepted (OpenAI's)
-VOICE_SPEED = (0.5, 2.0)  # spoken (the voices' own; the WebSocket's range)
-MAX_INSTRUCTIONS_CHARS = 4096
-STREAM_FORMATS = ("audio", "sse")
+SPEED_RANGE = schema.number_range("speech_request", "speed")
+VOICE_SPEED = schema.number_range("controls", "speed")
+MAX_INSTRUCTIONS_CHARS = schema.max_length("speech_request", "instructions")
+STREAM_FORMATS: tuple[str, ...] = schema.choices("speech_request", "stream_format")
 # Codes whose status OpenAI answers otherwise (400 where EmoStream says 404 and 413).
 OPENAI_STATUS = {"unknown_voice": 400, "text_too_long": 400}
 
@@ -138,11 +140,7 @@ def _read(
     sse = _stream_format(body)
     speed = number_field(body, "speed", 1.0, *SPEED_RANGE)
     guess = _instructions(body)
-    fields = {**body, "speed": min(max(speed, VOICE_SPEED[0]), VOICE_SPEED[1])}
-    if guess is not None and body.get("prompt") is None and body.get("emotion") is None:
-        fields["emotion"] = guess.label  # instructions act as a prompt
-        if body.get("intensity") is None:
-            fields["intensity"] = guess.intensity
+    clamped = min(max(speed, VOICE_SPEED[0]), VOICE_SPEED[1])
     return SpeechBody(
         text=text,
         voice_id=aliases.get(asked, asked),
@@ -150,7 +148,7 @@ def _read(
         openai=openai,
         fmt=fmt,
         sample_rate=rate,
-        controls=parse_controls(fields),
+        controls=parse_controls(body, speed=clamped, style=guess),
         cache=bool_field(body, "cache", True),
         sse=sse,
         instructions=guess,
