@@ -74,7 +74,7 @@ def resolve_aliases(
             out[name] = default_voice
             missing.append(f"{name}={voice_id}")
     if missing:
-        log.warning("OpenAI voice names whose voice is not loaded speak with %s: %s",
+        log.info("OpenAI voice names whose voice is not loaded speak with %s: %s",
                     default_voice, ", ".join(missing))  # fmt: skip
     return out
 
