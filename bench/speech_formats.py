@@ -1,10 +1,11 @@
 """``POST /v1/audio/speech`` by response format: when the first bytes arrive, and what each
 encoder costs per second of audio.
 
-    .venv/bin/python bench/speech_formats.py [--runs 15] [--voice af_heart] [-o OUT.json]
+    .venv/bin/python bench/speech_formats.py [--runs 15] [--voice af_heart] [--baseline DIR]
+        [--formats mp3,wav,...] [--skip-encoders | --skip-server] [-o OUT.json]
 
-* **Encoder cost** (in process, single-threaded): real speech (``--voice``, 24 kHz PCM, a few
-  held-out sentences) through each response format's encoder (:mod:`emostream.codec.encoders`)
+* **Encoder cost** (in process, single-threaded): real speech (``--voice``, 24 kHz PCM, three
+  sentences) through each response format's encoder (:mod:`emostream.codec.encoders`)
   in the server's 20 ms packets, best of 5; CPU ms per audio second, and the output's bitrate.
   MP3 at LAME quality 2, 5 (served) and 7. Opus is the streamer's own packetiser (libopus at
   48 kHz, complexity 5, with the Ogg pages), for reference.
@@ -14,7 +15,8 @@ encoder costs per second of audio.
   first body byte (``ttfb``) and the first byte of audio (``first_audio``: for WAV the first
   byte after its 44-byte header and for Ogg Opus after its two header pages, which leave
   before any audio is made; for the others the first byte), and the whole body (``total``);
-  p50 and p90, milliseconds.
+  p50 and p90, milliseconds. ``--baseline DIR``: also the WAV of another checkout's server
+  (e.g. main before this work) started beside this one, its requests interleaved with ours.
 """
 
 from __future__ import annotations
@@ -126,42 +128,66 @@ def first_bytes(port: int, fmt: str) -> dict[str, float]:
             "total": (time.perf_counter() - start) * 1000, "bytes": got}  # fmt: skip
 
 
-def serve_and_measure(runs: int, voice_id: str) -> dict[str, Any]:
-    from tests.conftest import free_port
+class Server:
+    """``python -m emostream serve`` from the checkout ``root`` on a free loopback port."""
 
-    port = free_port()
-    env = {**os.environ, "EMOSTREAM_DEFAULT_VOICE": voice_id,
-           "EMOSTREAM_DATA_DIR": tempfile.mkdtemp(prefix="speech-formats-"),
-           "PYTHONPATH": str(ROOT / "server")}  # fmt: skip
-    log = open(tempfile.mktemp(suffix=".log"), "wb")  # noqa: SIM115
-    proc = subprocess.Popen([sys.executable, "-m", "emostream", "serve", "--port", str(port)],
-                            env=env, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
-    try:
+    def __init__(self, root: Path, voice_id: str) -> None:
+        from tests.conftest import free_port
+
+        self.port = free_port()
+        env = {**os.environ, "EMOSTREAM_DEFAULT_VOICE": voice_id,
+               "EMOSTREAM_DATA_DIR": tempfile.mkdtemp(prefix="speech-formats-"),
+               "PYTHONPATH": str(root / "server")}  # fmt: skip
+        self.log = tempfile.NamedTemporaryFile(suffix=".log", delete=False)  # noqa: SIM115
+        cmd = [sys.executable, "-m", "emostream", "serve", "--port", str(self.port)]
+        self.proc = subprocess.Popen(cmd, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+
+    def wait(self) -> None:
         deadline = time.monotonic() + 120
         while True:
             try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
-                    break
+                url = f"http://127.0.0.1:{self.port}/healthz"
+                if httpx.get(url, timeout=2).status_code == 200:
+                    return
             except httpx.HTTPError:
                 pass
-            assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
+            assert self.proc.poll() is None and time.monotonic() < deadline, self.log.name
             time.sleep(0.3)
-        for fmt in FORMATS:  # warm-up
-            first_bytes(port, fmt)
-        samples: dict[str, list[dict[str, float]]] = {f: [] for f in FORMATS}
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(30)
+
+
+def serve_and_measure(
+    runs: int, voice_id: str, formats: tuple[str, ...], baseline: Path | None
+) -> dict[str, Any]:
+    """First bytes of each format from this checkout's server and, with ``baseline``, of
+    ``wav`` (what every checkout serves) from that checkout's, requests interleaved."""
+    servers = {"this": Server(ROOT, voice_id)}
+    if baseline is not None:
+        servers["baseline"] = Server(baseline, voice_id)
+    cases = [("this", f) for f in formats] + ([("baseline", "wav")] if baseline else [])
+    samples: dict[tuple[str, str], list[dict[str, float]]] = {c: [] for c in cases}
+    try:
+        for server in servers.values():
+            server.wait()
+        for label, fmt in cases:  # warm-up
+            first_bytes(servers[label].port, fmt)
         for _ in range(runs):
-            for fmt in FORMATS:
-                samples[fmt].append(first_bytes(port, fmt))
+            for label, fmt in cases:
+                samples[(label, fmt)].append(first_bytes(servers[label].port, fmt))
                 time.sleep(0.05)
     finally:
-        proc.terminate()
-        proc.wait(30)
+        for server in servers.values():
+            server.stop()
     out: dict[str, Any] = {}
-    for fmt, rows in samples.items():
-        out[fmt] = {k: {"p50": round(percentile([r[k] for r in rows], 0.5), 1),
-                        "p90": round(percentile([r[k] for r in rows], 0.9), 1)}
-                    for k in ("ttfb", "first_audio", "total")}  # fmt: skip
-        out[fmt]["bytes"] = int(rows[0]["bytes"])
+    for (label, fmt), rows in samples.items():
+        name = fmt if label == "this" else f"{fmt} (baseline)"
+        out[name] = {k: {"p50": round(percentile([r[k] for r in rows], 0.5), 1),
+                         "p90": round(percentile([r[k] for r in rows], 0.9), 1)}
+                     for k in ("ttfb", "first_audio", "total")}  # fmt: skip
+        out[name]["bytes"] = int(rows[0]["bytes"])
     return out
 
 
@@ -170,6 +196,9 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=15)
     p.add_argument("--voice", default="af_heart")
     p.add_argument("--skip-server", action="store_true", help="encoder costs only")
+    p.add_argument("--formats", default=",".join(FORMATS), help="first bytes of these")
+    p.add_argument("--skip-encoders", action="store_true", help="first bytes only")
+    p.add_argument("--baseline", type=Path, help="another checkout (main): its wav beside ours")
     p.add_argument("-o", "--output", type=Path)
     args = p.parse_args()
     sys.path.insert(0, str(ROOT))
@@ -177,11 +206,19 @@ def main() -> None:
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "host": host_info(),
         "voice": args.voice,
-        "encoder_cost": encoder_costs(args.voice),
     }
+    if not args.skip_encoders:
+        report["encoder_cost"] = encoder_costs(args.voice)
     if not args.skip_server:
-        report["first_bytes"] = {"text": SHORT, "runs": args.runs,
-                                 "by_format": serve_and_measure(args.runs, args.voice)}  # fmt: skip
+        formats = tuple(args.formats.split(","))
+        baseline = args.baseline.resolve() if args.baseline else None
+        found = serve_and_measure(args.runs, args.voice, formats, baseline)
+        report["first_bytes"] = {
+            "text": SHORT,
+            "runs": args.runs,
+            "baseline": str(baseline) if baseline else None,
+            "by_format": found,
+        }
     report["host_after"] = host_info()
     text = json.dumps(report, indent=2)
     print(text)

@@ -98,7 +98,7 @@ def test_ogg_opus_pages_every_five_packets() -> None:
     assert [i for i, p in enumerate(pushed) if p][:3] == [4, 9, 14]
     data = head + b"".join(pushed) + enc.finish()
     found, sr, audio = decode(data)
-    assert found == "ogg" and abs(len(audio) / 48000 - SECONDS) < 0.03
+    assert found == "ogg" and sr == 48000 and abs(len(audio) / sr - SECONDS) < 0.03
 
 
 def test_every_format_has_an_encoder_and_a_media_type() -> None:

@@ -139,12 +139,14 @@ def test_the_streaming_response_arrives_in_pieces(client: openai.OpenAI) -> None
 
 
 async def test_the_async_client_streams_too(server: ServerThread) -> None:
-    async with openai.AsyncOpenAI(base_url=f"{server.url}/v1", api_key="unused",
-                                  max_retries=0) as client:  # fmt: skip
-        async with client.audio.speech.with_streaming_response.create(
+    client = openai.AsyncOpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0)
+    async with (
+        client,
+        client.audio.speech.with_streaming_response.create(
             model="tts-1", voice="onyx", input=TEXT, response_format="pcm"
-        ) as r:
-            data = b"".join([c async for c in r.iter_bytes()])
+        ) as r,
+    ):
+        data = b"".join([c async for c in r.iter_bytes()])
     assert 1.0 < pcm_seconds(data) < 5.0
 
 
@@ -221,8 +223,7 @@ def test_errors_in_openais_shape(
     with pytest.raises(exc) as info:
         client.audio.speech.create(**args)
     error = error_of(info.value)
-    assert (error["code"], error["param"], error["type"]) == (code, param,
-                                                              "invalid_request_error")
+    assert (error["code"], error["param"], error["type"]) == (code, param, "invalid_request_error")
     assert info.value.code == code  # the SDK reads the same body
     if code == "unknown_voice":  # names OpenAI's voices, not all 631 ids
         assert "alloy" in error["message"] and len(error["message"]) < 600
