@@ -15,9 +15,10 @@ VOCODER_COMPILE = ("off", "default", "max-autotune-no-cudagraphs")
 # front-end shared-memory slot (engine.engine_client.SLOT_BYTES, 256 KiB).
 MAX_ENGINE_FRAMES = 256
 # OpenAI's voice names (openai's SpeechCreateParams) -> the stock voices they speak with: by
-# gender and character (docs/openai.md). Settings.openai_voices is read over this table.
+# gender, accent and character, checked on 4 held-out lines each (docs/openai.md).
+# Settings.openai_voices is read over this table.
 OPENAI_VOICES = (
-    "alloy=af_alloy,ash=am_liam,ballad=bm_george,coral=af_bella,echo=am_eric,fable=bm_lewis,"
+    "alloy=af_alloy,ash=am_liam,ballad=bm_george,coral=af_bella,echo=am_adam,fable=bm_daniel,"
     "onyx=am_onyx,nova=af_nova,sage=af_sarah,shimmer=af_kore,verse=am_puck,marin=af_heart,"
     "cedar=am_michael"
 )
