@@ -143,3 +143,13 @@ def test_aac_without_pyav_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> No
                                                        "response_format")  # fmt: skip
     assert "emostream[media]" in error.message
     assert read({"model": "tts-1", "input": "Hi."}).fmt.name == "mp3"  # the default needs none
+
+
+def test_the_field_that_set_the_emotion_is_named() -> None:
+    """What an unsupported-emotion refusal names as its ``param``."""
+    assert read({"input": "Hi."}).emotion_from is None
+    assert read({"input": "Hi.", "instructions": "sadly"}).emotion_from == "instructions"
+    assert read({"input": "Hi.", "instructions": "sadly", "prompt": "angry"}).emotion_from == (
+        "prompt"
+    )
+    assert read({"input": "Hi.", "prompt": "x", "emotion": "sad"}).emotion_from == "emotion"

@@ -77,6 +77,16 @@ def missing_extra(fmt: ResponseFormat) -> str | None:
     return fmt.extra
 
 
+def warm() -> None:
+    """Import the encoders' libraries now (start-up), not in a first request on the event
+    loop: PyAV loads FFmpeg (about 0.1 s and 17 MB), so only where it is installed."""
+    import lameenc  # noqa: F401
+    import soundfile  # noqa: F401
+
+    if _installed("av"):
+        import av  # noqa: F401
+
+
 class AudioEncoder(Protocol):
     """A response body made from the stream's packets, one at a time."""
 

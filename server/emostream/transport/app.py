@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -16,6 +17,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
+from emostream.codec.encoders import warm as warm_encoders
 from emostream.config import Settings
 from emostream.engine.devices import DeviceSetup, frontend_settings, setup_device
 from emostream.stream.metrics import Metrics
@@ -118,6 +120,7 @@ def create_app(
             )
             if device.report:
                 metrics.gpu_memory.set(float(device.report.get("reserved_bytes", 0)))
+        await asyncio.to_thread(warm_encoders)  # FFmpeg (aac) before the first request
         app.state.service = svc
         app.state.registry = registry
         app.state.voice_aliases = resolve_aliases(

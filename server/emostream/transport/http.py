@@ -151,8 +151,8 @@ def _check_controls(info: VoiceInfo, body: SpeechBody) -> None:
         check_controls(info, body.controls)
     except UnsupportedControl as exc:
         param = exc.names[0]
-        if param == "emotion" and body.instructions is not None:
-            param = "instructions"  # the emotion came from them
+        if param == "emotion":
+            param = body.emotion_from or param  # a prompt or instructions may have set it
         raise RequestError(400, "unsupported_control", str(exc), param) from None
 
 

@@ -84,6 +84,7 @@ class SpeechBody:
     sse: bool
     instructions: EmotionGuess | None  # what instructions asked for, when given
     speed_asked: float  # before clamping to VOICE_SPEED
+    emotion_from: str | None  # the field that set the emotion: emotion, prompt or instructions
 
 
 def read_speech(
@@ -153,6 +154,10 @@ def _read(
         sse=sse,
         instructions=guess,
         speed_asked=speed,
+        emotion_from=next(
+            (k for k in ("emotion", "prompt") if body.get(k) is not None),
+            "instructions" if guess is not None else None,
+        ),
     )
 
 
