@@ -270,7 +270,8 @@ def test_other_v1_paths_answer_in_the_same_shape(server: ServerThread) -> None:
 def keyed(settings: Settings, joe: PiperVoice, family: AcousticFamily) -> Iterator[ServerThread]:
     from dataclasses import replace
 
-    with ServerThread(app_for(replace(settings, api_keys=KEY), joe, family)) as srv:
+    keyed = replace(settings, api_keys=KEY, cors_origins="https://app.example")
+    with ServerThread(app_for(keyed, joe, family)) as srv:
         yield srv
 
 
@@ -287,3 +288,22 @@ def test_api_keys(keyed: ServerThread) -> None:
                 call()
             error = error_of(info.value)
             assert (error["code"], error["type"]) == ("unauthorized", "invalid_request_error")
+
+
+def test_a_page_may_use_the_js_package(keyed: ServerThread) -> None:
+    """CORS (cors_origins): the preflight allows the headers the openai packages send, and the
+    page may read the speech response's own headers."""
+    import httpx
+
+    from emostream.transport.openai_api import SDK_HEADERS
+
+    asked = ",".join(["authorization", "content-type", *(h.lower() for h in SDK_HEADERS)])
+    pre = {"Origin": "https://app.example", "Access-Control-Request-Method": "POST",
+           "Access-Control-Request-Headers": asked}  # fmt: skip
+    r = httpx.options(f"{keyed.url}/v1/audio/speech", headers=pre)
+    assert r.status_code == 200, r.text
+    r = httpx.post(f"{keyed.url}/v1/audio/speech",
+                   headers={"Origin": "https://app.example", "Authorization": f"Bearer {KEY}"},
+                   json={"model": "tts-1", "voice": "ash", "input": "Hi."})  # fmt: skip
+    assert r.status_code == 200
+    assert "x-emostream-voice" in r.headers["access-control-expose-headers"].lower()

@@ -29,7 +29,12 @@ from emostream.transport.edge.auth import authenticator, is_loopback
 from emostream.transport.edge.guard import Guard, mint_token, principal_of
 from emostream.transport.edge.limits import KeyLimits
 from emostream.transport.edge.origins import EdgeRules
-from emostream.transport.openai_api import model_routes, resolve_aliases
+from emostream.transport.openai_api import (
+    EXPOSED_HEADERS,
+    SDK_HEADERS,
+    model_routes,
+    resolve_aliases,
+)
 from emostream.transport.voices_api import voice_routes
 from emostream.transport.websocket.connection import stream_endpoint
 from emostream.voices.catalog import VoiceCatalog, load_catalog
@@ -168,7 +173,8 @@ def create_app(
     if cors:
         middleware.insert(0, Middleware(
             CORSMiddleware, allow_origins=cors, allow_methods=["GET", "POST", "DELETE"],
-            allow_headers=["Authorization", "Content-Type"], max_age=600,
+            allow_headers=["Authorization", "Content-Type", *SDK_HEADERS],
+            expose_headers=list(EXPOSED_HEADERS), max_age=600,
         ))  # fmt: skip
     app = Starlette(
         routes=routes, lifespan=lifespan, middleware=middleware,

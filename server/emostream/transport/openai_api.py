@@ -31,6 +31,17 @@ log = logging.getLogger(__name__)
 MODELS_CREATED = 1764547200
 OWNER = "emostream"
 SSE_MEDIA_TYPE = "text/event-stream"
+# What the openai packages send besides Authorization and Content-Type: a browser page using
+# the JS package (cors_origins) needs them allowed in the CORS preflight.
+SDK_HEADERS = (
+    "OpenAI-Organization", "OpenAI-Project", "X-Stainless-Arch", "X-Stainless-Async",
+    "X-Stainless-Lang", "X-Stainless-OS", "X-Stainless-Package-Version", "X-Stainless-Runtime",
+    "X-Stainless-Runtime-Version", "X-Stainless-Read-Timeout", "X-Stainless-Retry-Count",
+    "X-Stainless-Timeout",
+)  # fmt: skip
+# The speech response's headers a page may read (CORS exposes only the safelisted ones).
+EXPOSED_HEADERS = ("X-EmoStream-Voice", "X-EmoStream-Emotion", "X-EmoStream-Max-Audio-S",
+                   "X-EmoStream-Degraded", "Retry-After")  # fmt: skip
 
 
 def model_object(model_id: str) -> dict[str, Any]:
