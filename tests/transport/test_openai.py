@@ -279,6 +279,12 @@ def test_api_keys(keyed: ServerThread) -> None:
     with openai.OpenAI(base_url=f"{keyed.url}/v1", api_key=KEY, max_retries=0) as good:
         assert decode(good.audio.speech.create(model="tts-1", voice="ash", input="Hi.").content)
         assert len(good.models.list().data) == 5
+    import httpx
+
+    minted = httpx.post(f"{keyed.url}/v1/tokens", headers={"Authorization": f"Bearer {KEY}"})
+    token = minted.json()["token"]  # what a page gets from its backend
+    with openai.OpenAI(base_url=f"{keyed.url}/v1", api_key=token, max_retries=0) as page:
+        assert page.audio.speech.create(model="tts-1", voice="ash", input="Hi.").content
     with openai.OpenAI(base_url=f"{keyed.url}/v1", api_key="wrong-key", max_retries=0) as bad:
         for call in (
             lambda: bad.audio.speech.create(model="tts-1", voice="ash", input="Hi."),
