@@ -111,7 +111,7 @@ async def speech(request: Request) -> Response:
     body_iter = _body(service, req, texts, encoder, framing, slot, cache=body.cache,
                       scope=principal or "")  # fmt: skip
     media = SSE_MEDIA_TYPE if body.sse else body.fmt.media_type
-    speech = _SpeechResponse(slot, permit, body_iter, media_type=media)
+    speech = SpeechResponse(slot, permit, body_iter, media_type=media)
     speech.headers["X-EmoStream-Voice"] = voice.info.id
     if body.instructions is not None:  # how they were read (docs/openai.md)
         spoken = body.controls
@@ -209,7 +209,7 @@ def refused(request: Request, status: int, code: str, message: str) -> JSONRespo
     return error(status, code, message)
 
 
-class _SpeechResponse(StreamingResponse):
+class SpeechResponse(StreamingResponse):
     """A streaming body that holds a stream slot: released when the body is done, or when
     the response ends any other way (client gone before the body began, cancellation)."""
 
