@@ -90,6 +90,11 @@ class CompatSession:
     def tracks(self) -> list[Track]:
         return list(self._tracks.values())
 
+    def live(self, internal: str) -> bool:
+        """Whether the native context ``internal`` still stands for a context of the client's
+        (not refused, cancelled or done)."""
+        return internal in self._internal
+
     def track(self, external: str) -> Track | None:
         return self._tracks.get(external)
 
@@ -118,7 +123,10 @@ class CompatSession:
         """A native event (``started``, ``words``, ``done``, ``error``; others are dropped)."""
         kind = body.get("type")
         context = body.get("context_id")
-        track = self._internal.get(context if isinstance(context, str) else self.answering or "")
+        internal = context if isinstance(context, str) else self.answering
+        track = self._internal.get(internal) if internal is not None else None
+        if internal is not None and track is None:
+            return Turn()  # a context already refused or cancelled: the client was told
         if kind == "error":
             refused = track is not None and not track.started  # its start was refused
             if track is not None and refused:

@@ -84,7 +84,10 @@ class CompatConnection(StreamConnection):
             for body in turn.reply:
                 await self._send_own(body)
             for msg in turn.forward:
-                self.session.answering = msg.get("context_id")
+                context = msg.get("context_id")
+                if msg["type"] != "cancel" and not self.session.live(str(context)):
+                    continue  # its start was refused just now: the rest is moot
+                self.session.answering = context
                 for item in await self.intake.receive_text(json.dumps(msg)):
                     await self._apply(item.action, item.context)
             self.session.answering = None
