@@ -46,7 +46,8 @@ def alaw(samples: npt.NDArray[np.int16]) -> bytes:
     exponent = np.where(mag >= 32, np.floor(np.log2(np.maximum(mag, 1))).astype(np.int32) - 4, 0)
     exponent = np.clip(exponent, 0, 7)
     mantissa = np.where(exponent == 0, mag >> 1, mag >> exponent) & 0x0F
-    return ((sign | (exponent << 4) | mantissa) ^ 0x55).astype(np.uint8).tobytes()
+    out: bytes = ((sign | (exponent << 4) | mantissa) ^ 0x55).astype(np.uint8).tobytes()
+    return out
 
 
 def encode(samples: npt.NDArray[np.int16], encoding: PcmEncoding) -> bytes:
