@@ -16,9 +16,9 @@ from tests.plugins.conftest import LONG_TEXT, import_framework
 import_framework("livekit.agents")
 elevenlabs = import_framework("livekit.plugins.elevenlabs")
 
-import aiohttp  # noqa: E402  (after the framework check)
-from livekit import rtc  # noqa: E402
-from livekit.agents.types import USERDATA_TIMED_TRANSCRIPT  # noqa: E402
+import aiohttp
+from livekit import rtc
+from livekit.agents.types import USERDATA_TIMED_TRANSCRIPT
 
 RATE = 22050
 

@@ -18,21 +18,21 @@ import_framework("pipecat")
 import_framework("pipecat.services.elevenlabs.tts")
 import_framework("pipecat.services.cartesia.tts")
 
-from pipecat.frames.frames import (  # noqa: E402
+from pipecat.frames.frames import (
     InterruptionFrame,
     TTSAudioRawFrame,
     TTSSpeakFrame,
     TTSStoppedFrame,
     TTSTextFrame,
 )
-from pipecat.pipeline.pipeline import Pipeline  # noqa: E402
-from pipecat.pipeline.worker import PipelineParams, PipelineWorker  # noqa: E402
-from pipecat.processors.frame_processor import FrameDirection  # noqa: E402
-from pipecat.services.cartesia.tts import CartesiaTTSService  # noqa: E402
-from pipecat.services.elevenlabs.tts import ElevenLabsTTSService  # noqa: E402
-from pipecat.workers.runner import WorkerRunner  # noqa: E402
+from pipecat.pipeline.pipeline import Pipeline
+from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+from pipecat.processors.frame_processor import FrameDirection
+from pipecat.services.cartesia.tts import CartesiaTTSService
+from pipecat.services.elevenlabs.tts import ElevenLabsTTSService
+from pipecat.workers.runner import WorkerRunner
 
-from tests.plugins.test_pipecat import Recorder  # noqa: E402
+from tests.plugins.test_pipecat import Recorder
 
 RATE = 24000
 
