@@ -158,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--iterations", type=int, default=None)
     p.add_argument("--max-offset", type=float, default=None)
     p.add_argument("--match-bandwidth", choices=("yes", "no"), default=None)
+    p.add_argument("--scale-range", default=None, help="LO,HI bounds of each band's scale")
     p.add_argument("--model", default=str(REPO / "models/acoustic/emostream-fs2-v0.4.onnx"))
     p.add_argument("--speakers-npz", default=str(REPO / "models/acoustic/speakers-v0.4.npz"))
     p.add_argument("--lite", default=str(REPO / "models/vocoder/emostream-lite-vocoder-v0.2.onnx"))
@@ -171,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
         kwargs["iterations"] = a.iterations
     if a.max_offset is not None:
         kwargs["max_offset"] = a.max_offset
+    if a.scale_range is not None:
+        lo, hi = (float(x) for x in a.scale_range.split(","))
+        kwargs["scale_range"] = (lo, hi)
     if a.match_bandwidth is not None:
         kwargs["match_bandwidth"] = a.match_bandwidth == "yes"
     own = OwnModel(Path(a.model), Path(a.speakers_npz), path="cpu", lite=Path(a.lite),
