@@ -9,7 +9,8 @@ per-voice affine correction of the model's log-mel, one scale and one offset per
 analysis through synthesis: render fixed probe sentences with the clone, measure the mean and
 spread of the log-mel of their speech frames, compare them with the clip's, move the correction
 by the difference, repeat. The level is left alone (the mean shift has zero mean over the
-bands), each band's shift is bounded (``max_offset``) and its scale too (``scale_range``). A
+bands), each band's shift is bounded (``max_offset``) and its scale too (``scale_range``; by
+default the scale stays 1: fitting the spread cost naturalness for almost no likeness). A
 clip's band limit (a telephone clip has nothing above ~3.6 kHz) is matched like any other
 colour of the recording, within those bounds; with ``match_bandwidth=False`` the bands above
 the clip's source bandwidth are left as the model makes them.
@@ -151,7 +152,9 @@ class TimbreRefiner:
 
     ``probes``: sentences rendered at each step; ``iterations``: analysis-through-synthesis
     steps (each renders every probe once); ``max_offset``: bound of each band's mean shift
-    (nats; 2.0 is 17 dB); ``scale_range``: bounds of each band's scale (its spread);
+    (nats; 2.0 is 17 dB); ``scale_range``: bounds of each band's scale (its spread; the
+    default (1, 1) fits the mean alone: a (0.7, 1.4) range gained +0.005 d-vector similarity on
+    the test speakers and lost 0.15-0.29 DNSMOS P.808, docs/cloning.md);
     ``match_bandwidth``: also match the clip above its source bandwidth (its band limit);
     ``min_speech_frames``: the least speech a clip must hold (frames of 11.6 ms); ``embed``:
     the project's GE2E for the before/after figure (optional)."""
@@ -162,7 +165,7 @@ class TimbreRefiner:
         probes: Sequence[str] = PROBES,
         iterations: int = 2,
         max_offset: float = 2.0,
-        scale_range: tuple[float, float] = (0.7, 1.4),
+        scale_range: tuple[float, float] = (1.0, 1.0),
         match_bandwidth: bool = True,
         min_speech_frames: int = 150,
         embed: Embed | None = None,
