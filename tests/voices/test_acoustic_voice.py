@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from emostream.models.acoustic import AcousticModel
+from emostream.networks.acoustic import AcousticModel
 from emostream.text.phonemes import G2P
 from emostream.voices.acoustic import AcousticRequest, AcousticVoice, prosody_for
 from emostream.voices.base import Controls, Latent, Voice, VoiceInfo
@@ -122,7 +122,7 @@ def test_shipped_voice_keeps_the_first_consonant() -> None:
     latent opens with quiet frames, not in the middle of the first sound."""
     from pathlib import Path
 
-    from emostream.models.acoustic_onnx import OnnxAcousticModel
+    from emostream.networks.acoustic_onnx import OnnxAcousticModel
     from emostream.voices.acoustic import CHECKPOINT, LEAD_FRAMES, QUIET_NATS, SPEAKERS
 
     models = Path(__file__).resolve().parents[2] / "models"
@@ -143,7 +143,7 @@ def test_shipped_voice_starts_and_ends_near_its_speech() -> None:
     sound and TAIL_FRAMES after the last loud frame."""
     from pathlib import Path
 
-    from emostream.models.acoustic_onnx import OnnxAcousticModel
+    from emostream.networks.acoustic_onnx import OnnxAcousticModel
     from emostream.voices.acoustic import CHECKPOINT, LEAD_FRAMES, SPEAKERS, TAIL_FRAMES
 
     models = Path(__file__).resolve().parents[2] / "models"

@@ -37,7 +37,7 @@ class DeviceSetup:
         if not acoustic_graphs or self.engine is None or catalog.family is None:
             return  # nothing to capture (and the CPU path must not import torch)
         from emostream.engine.gpu.runner import GpuRunner
-        from emostream.models.acoustic import AcousticModel
+        from emostream.networks.acoustic import AcousticModel
 
         family = catalog.family
         if isinstance(self.runner, GpuRunner) and isinstance(family.model, AcousticModel):

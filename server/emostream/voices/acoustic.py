@@ -1,8 +1,8 @@
 """The project's own acoustic model as a :class:`~emostream.voices.base.Voice`.
 
 ``acoustic()`` runs G2P → the acoustic model and returns an 80-bin HiFi-GAN mel ``[80, T]``
-with frames per unit. The model is either :class:`~emostream.models.acoustic.AcousticModel`
-(torch: GPU serving, batched) or :class:`~emostream.models.acoustic_onnx.OnnxAcousticModel`
+with frames per unit. The model is either :class:`~emostream.networks.acoustic.AcousticModel`
+(torch: GPU serving, batched) or :class:`~emostream.networks.acoustic_onnx.OnnxAcousticModel`
 (ONNX Runtime on CPU, the default install: no torch); both read the same shipped ONNX file.
 ``decode`` is pluggable: pass any ``mel [80, T] → audio`` callable (the light vocoder or
 HiFi-GAN V1) with the context it needs for chunked decoding; without one, ``decode`` raises.
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Union
 import numpy as np
 import numpy.typing as npt
 
-from emostream.models.acoustic_onnx import OnnxAcousticModel, Prosody, pack_one
+from emostream.networks.acoustic_onnx import OnnxAcousticModel, Prosody, pack_one
 from emostream.text.emotion import EMOTIONS, prosody_controls
 from emostream.text.phonemes import G2P, PhonemeSequence
 from emostream.text.pieces import fit_pieces, piece_limit
@@ -34,7 +34,7 @@ from emostream.voices.words import WordUnits, safe_align
 if TYPE_CHECKING:
     import torch
 
-    from emostream.models.acoustic import AcousticModel
+    from emostream.networks.acoustic import AcousticModel
 
 Decoder = Callable[[npt.NDArray[np.float32]], npt.NDArray[np.float32]]
 Model = Union["AcousticModel", OnnxAcousticModel]
@@ -318,7 +318,7 @@ class AcousticFamily:
 
     ``backend``: ``"onnx"`` runs the shipped ONNX file in ONNX Runtime on CPU (``threads``
     intra-op threads; no torch needed), ``"torch"`` loads its weights into
-    :class:`~emostream.models.acoustic.AcousticModel` on ``device`` (GPU serving, batched).
+    :class:`~emostream.networks.acoustic.AcousticModel` on ``device`` (GPU serving, batched).
     ``context_frames``: what ``decoder`` needs each side of a chunk (see ``AcousticVoice``)."""
 
     def __init__(
@@ -343,7 +343,7 @@ class AcousticFamily:
             self.model = OnnxAcousticModel(path, threads=threads)
             device = "cpu"
         elif backend == "torch":
-            from emostream.models.acoustic import AcousticModel
+            from emostream.networks.acoustic import AcousticModel
 
             self.model = AcousticModel.load(path).to(device=device, dtype=dtype).eval()
         else:

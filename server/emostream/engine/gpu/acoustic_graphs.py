@@ -35,7 +35,7 @@ import numpy as np
 import torch
 
 from emostream.engine.gpu.graph_pool import CaptureReport, CudaGraphDevice, GraphJob, GraphPool
-from emostream.models.acoustic import AcousticModel
+from emostream.networks.acoustic import AcousticModel
 from emostream.voices.acoustic import AcousticRequest, collate, infer_batch, split_latents
 from emostream.voices.base import Latent
 

@@ -35,7 +35,7 @@ def device_stages(settings: Settings, voices: Iterable[object]) -> dict[str, Bat
     from emostream.engine.gpu.batcher import engine_buckets
     from emostream.engine.gpu.graph_pool import CudaGraphDevice, GraphJob, GraphPool
     from emostream.engine.gpu.vocoder_backend import backend_for
-    from emostream.models.mel import silence_level
+    from emostream.networks.mel import silence_level
     from emostream.voices.catalog import VOCODER_KEYS, vocoder_choice
 
     device = CudaGraphDevice("cuda")

@@ -55,7 +55,7 @@ class VocoderBackend(Protocol):
 
 
 class OnnxVocoderBackend:
-    """Wraps :class:`emostream.models.hifigan_onnx.OnnxHifiGan` (or anything with
+    """Wraps :class:`emostream.networks.hifigan_onnx.OnnxHifiGan` (or anything with
     ``decode_batch``) as a backend."""
 
     def __init__(self, session: Any, *, hop_length: int = 256, n_mels: int = 80) -> None:
@@ -314,7 +314,7 @@ def backend_for(settings: Settings, *, pool: Any = None) -> Any:
                         settings.vocoder_compile)  # fmt: skip
         return TorchVocoderBackend(_lite_module(settings), device="cuda", dtype=torch.float32,
                                    pool=pool)  # fmt: skip
-    from emostream.models.hifigan import HifiGan
+    from emostream.networks.hifigan import HifiGan
 
     vocoder = HifiGan.load("universal", checkpoint=settings.vocoder_checkpoint or None)
     return TorchVocoderBackend(vocoder, device="cuda", pool=pool,
@@ -327,7 +327,7 @@ def _lite_module(settings: Settings) -> Any:
     iSTFT in float32 (what ``bench/vocoder_gpu_throughput.py`` measures)."""
     from torch import nn
 
-    from emostream.models.lite_vocoder import LiteVocoder
+    from emostream.networks.lite_vocoder import LiteVocoder
     from emostream.voices.acoustic import find_models_dir
     from emostream.voices.catalog import LITE_VOCODER
 

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 import onnxruntime as ort
 
-from emostream.models.ort_cpu import cpu_options
+from emostream.networks.ort_cpu import cpu_options
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ def ensure_onnx(directory: str | Path, name: str = "universal", *, opset: int = 
     path = Path(directory).expanduser() / f"hifigan_v1_{name}.onnx"
     if path.is_file():
         return path
-    from emostream.models.hifigan import HifiGan  # torch only when exporting
+    from emostream.networks.hifigan import HifiGan  # torch only when exporting
 
     tmp = path.with_suffix(".onnx.tmp")
     HifiGan.load(name).export_onnx(tmp, opset=opset)
