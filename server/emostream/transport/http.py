@@ -12,10 +12,10 @@ from starlette.types import Receive, Scope, Send
 
 from emostream.codec.containers import OggOpusWriter, wav_header
 from emostream.codec.packetizer import FRAME_MS, OutputFormat
-from emostream.stream.oneshot import split_text
 from emostream.stream.service import Busy, Slot, SpeechService
 from emostream.stream.streamer import Packet, UtteranceRequest
 from emostream.text.espeak import EspeakCrashed
+from emostream.text.frontend import TextFrontEnd
 from emostream.transport.edge.guard import principal_of, voice_visible
 from emostream.transport.edge.limits import KeyLimits, LimitExceeded, StreamPermit
 from emostream.transport.errors import busy_response, error
@@ -112,7 +112,7 @@ async def speech(request: Request) -> Response:
         return error(400, exc.code, exc.message)
     except UnsupportedControl as exc:
         return error(400, "unsupported_control", str(exc))
-    texts = split_text(text)
+    texts = TextFrontEnd.split(text)
     if not texts:
         return error(
             400,

@@ -1,10 +1,10 @@
 """Where each spoken character came from in the request text, for word timestamps.
 
-The protocol normalises what the client sends (``Ｈ`` → ``H``, ``&`` → ``and``, ``...`` →
+The text front end normalises what the client sends (``Ｈ`` → ``H``, ``&`` → ``and``, ``...`` →
 ``…``) before the segmenter splits it; a word timestamp must still name the word as the client wrote
 it, with offsets into the request text. :class:`TextMap` keeps, for every normalised character,
 the request characters it came from; :meth:`TextMap.locate` gives each segment its
-:class:`SegmentSource`. Sans-I/O, used by :mod:`emostream.transport.websocket.protocol`.
+:class:`SegmentSource`. Sans-I/O, used by :class:`emostream.text.frontend.TextFrontEnd`.
 """
 
 from __future__ import annotations
