@@ -373,6 +373,7 @@ class AcousticFamily:
                 partial(infer_batch, self.model, device=self.device),
                 batch_sizes=batches,
                 size=_request_units,
+                model=self.model,
             )
         ]
         if vocoder_key:

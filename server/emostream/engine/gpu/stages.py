@@ -52,9 +52,9 @@ def device_stages(settings: Settings, voices: Iterable[object]) -> dict[str, Bat
     if settings.acoustic_graphs:
         for voice in voices:
             stage = stage_of(voice, "acoustic")
-            model = getattr(voice, "model", None)
-            if stage is None or model is None or stage.key in out:
+            if stage is None or stage.model is None or stage.key in out:
                 continue
+            model = stage.model
             graphed = GraphedAcoustic(model, device="cuda", pool=pool)
             jobs += graphed.graph_jobs()
             weights["acoustic"] = weights.get("acoustic", 0) + _param_bytes(model)
