@@ -5,8 +5,8 @@ The ONNX file is made from the torch definition by :meth:`HifiGan.export_onnx`
 execution providers are used when the installed onnxruntime has them (onnxruntime-gpu);
 otherwise the CPU provider with ``threads`` intra-op threads.
 
-Note: HiFi-GAN V1 is not real time on one or two laptop cores (RTF 0.8-1.6 measured on
-the 2-core dev machine; models/vocoder/README.md);
+Note: HiFi-GAN V1 is not real time on one or two laptop cores (docs/measurements.md, "Figures
+behind the code"; models/vocoder/README.md);
 the CPU path for mel voices needs a lighter vocoder. This class is here for parity and for
 users with onnxruntime-gpu.
 """

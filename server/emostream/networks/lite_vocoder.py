@@ -20,10 +20,10 @@ Architecture (:class:`LiteVocoderConfig` defaults)::
 The cropping mirrors V1's framing (frame ``t`` analyses samples ``[256 t - 384, 256 t + 640)``),
 so sample ``n`` of the output lines up with sample ``n`` of V1's output for the same mel.
 
-Size: 4,475,106 parameters, 8.98 MB as the fp16 file :meth:`LiteVocoder.save` writes. On this
-repo's 2-core CPU machine (the other core busy), ONNX Runtime on one thread runs it at RTF
-0.0076 one-shot (132x real time, 10 s of speech) and 0.017 chunked (48-frame windows with 29
-context frames per side); ``bench/lite_vocoder_speed.py`` re-measures it.
+Size: 4,475,106 parameters, 8.98 MB as the fp16 file :meth:`LiteVocoder.save` writes. ONNX
+Runtime on one CPU thread runs it far faster than real time, one-shot and chunked
+(docs/measurements.md, "Figures behind the code"; ``bench/lite_vocoder_speed.py`` re-measures
+it).
 
 Receptive field: every layer is non-causal but bounded: the embedding conv and the 8 depthwise
 convs reach 3 frames each way, the overlap-add 2 frames each way, so

@@ -353,8 +353,8 @@ class AcousticFamily:
         self.centre = speaker_centre(self.speakers)
         self.clone_gain = clone_gain
         self.g2p = G2P()
-        # Load the front ends' dictionaries now (jieba's takes ~1.3 s), not in the first
-        # Mandarin request (measured on a fresh install: first audio 1.46 s instead of ~0.1 s).
+        # Load the front ends' dictionaries now (jieba's takes over a second), not in the first
+        # Mandarin request (docs/measurements.md, "Figures behind the code").
         self.g2p("你好，hello.")
         self.decoder = decoder
         self.context_frames = context_frames

@@ -10,9 +10,8 @@ A backend is called from one thread only (the engine's device thread).
   returning, the pool's invariant); elsewhere, or with ``cuda_graphs=False``, it runs
   eagerly. With ``compile_mode`` it first compiles the model (``torch.compile``) for each shape
   (:mod:`emostream.engine.gpu.vocoder_compile`: during warm-up, then the usual warm-up runs and
-  capture). fp16 is the GPU default; bf16 is refused for
-  HiFi-GAN (13 dB SNR against fp32, measured on an H200 while choosing the precision;
-  fp16 gives 42 dB, README "GPU engine").
+  capture). fp16 is the GPU default; bf16 is refused for HiFi-GAN (far from fp32 where fp16
+  is close: docs/measurements.md, "Figures behind the code").
 * :class:`OnnxVocoderBackend`: ONNX Runtime (the CPU path, or onnxruntime-gpu).
 
 :func:`backend_for` builds the cuda backend ``settings`` choose (the engine process's and
@@ -247,9 +246,9 @@ class TorchVocoderBackend:
         self, *, mode: str = "max-autotune-no-cudagraphs", backend: str = "inductor"
     ) -> None:
         """``torch.compile`` the model (before any graph is captured); each shape is compiled
-        when :meth:`warmup` or :meth:`graph_jobs` first meets it. HiFi-GAN V1 fp16 on an
-        H200, 64 x (64 + 2 x 14) frames: graph 34.0 ms, max-autotune-no-cudagraphs then a
-        graph 23.8 ms, 67 s to compile that one shape: do it at start-up only."""
+        when :meth:`warmup` or :meth:`graph_jobs` first meets it. A faster graph for about a
+        minute of compiling per shape (docs/measurements.md, "Figures behind the code"): do
+        it at start-up only."""
         if self._graphs:
             raise RuntimeError("compile before capturing graphs")
         self._compiler = ShapeCompiler(self.model, mode, backend=backend)
