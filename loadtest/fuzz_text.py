@@ -203,7 +203,7 @@ def _work(args: tuple[str, int, int, int, float, int]) -> dict[str, Any]:
     profile, seed, start, stop, slow_s, align_every = args
     import logging
 
-    from emostream.text.errors import EspeakCrashed
+    from emostream.text.frontend import EspeakCrashed
 
     logging.disable(logging.WARNING)  # findings are counted here, not logged per input
     fe = FrontEnd.load()

@@ -7,9 +7,8 @@ import random
 import pytest
 
 from emostream.text import handles
-from emostream.text.frontend import TextFrontEnd
+from emostream.text.frontend import TextFrontEnd, TextMap
 from emostream.text.normalize import normalize
-from emostream.text.sources import TextMap
 from emostream.text.splitter import Segmenter
 
 TEXTS = [

@@ -44,8 +44,8 @@ import threading
 import time
 from typing import Any, NoReturn
 
-from emostream.text.errors import EspeakCrashed
 from emostream.text.espeak_worker import HEADER, frame
+from emostream.text.frontend import EspeakCrashed
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,7 @@ from emostream.codec.containers import OggOpusWriter, wav_header
 from emostream.codec.packetizer import FRAME_MS, OutputFormat
 from emostream.stream.service import Busy, Slot, SpeechService
 from emostream.stream.streamer import Packet, UtteranceRequest
-from emostream.text.errors import EspeakCrashed
-from emostream.text.frontend import TextFrontEnd
+from emostream.text.frontend import EspeakCrashed, TextFrontEnd
 from emostream.transport.edge.guard import principal_of, voice_visible
 from emostream.transport.edge.limits import KeyLimits, LimitExceeded, StreamPermit
 from emostream.transport.errors import busy_response, error

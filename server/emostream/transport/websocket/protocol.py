@@ -25,8 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from emostream.codec.packetizer import FRAME_MS, OutputFormat
-from emostream.text.frontend import TextFrontEnd
-from emostream.text.sources import SegmentSource
+from emostream.text.frontend import SegmentSource, TextFrontEnd
 from emostream.transport import schema
 from emostream.transport.messages import (
     ProtocolError,

@@ -21,7 +21,7 @@ from typing import Any
 from emostream.codec.packetizer import FRAME_MS
 from emostream.stream.service import Busy, Slot, SpeechService
 from emostream.stream.streamer import Packet
-from emostream.text.sources import SegmentSource
+from emostream.text.frontend import SegmentSource
 from emostream.transport.edge.limits import KeyLimits, LimitExceeded, StreamPermit
 from emostream.transport.errors import retry_after_ms
 from emostream.transport.websocket.contexts import tagged
