@@ -14,6 +14,27 @@ VOCODER_COMPILE = ("off", "default", "max-autotune-no-cudagraphs")
 # The engine's longest vocoder row: a window's audio (256 frames x 256 samples, float32) fills one
 # front-end shared-memory slot (engine.engine_client.SLOT_BYTES, 256 KiB).
 MAX_ENGINE_FRAMES = 256
+# OpenAI's voice names (openai's SpeechCreateParams) -> the stock voices they speak with: by
+# gender, accent and character, checked on 4 held-out lines each (docs/openai.md).
+# Settings.openai_voices is read over this table.
+OPENAI_VOICES = (
+    "alloy=af_alloy,ash=am_liam,ballad=bm_george,coral=af_bella,echo=am_adam,fable=bm_daniel,"
+    "onyx=am_onyx,nova=af_nova,sage=af_sarah,shimmer=af_kore,verse=am_puck,marin=af_heart,"
+    "cedar=am_michael"
+)
+
+
+def parse_voice_aliases(text: str) -> dict[str, str]:
+    """``"name=voice,name=voice"`` as a dict. Raises ValueError."""
+    out: dict[str, str] = {}
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        name, sep, voice = (x.strip() for x in item.partition("="))
+        if not sep or not name or not voice:
+            raise ValueError(f"openai_voices {item.strip()!r}: use name=voice_id, comma-separated")
+        out[name] = voice
+    return out
 
 
 @dataclass(frozen=True)
@@ -26,6 +47,10 @@ class Settings:
     # "auto": af_heart when the EmoStream voices are loaded, else joe (README "Default
     # voice" says why); a named voice must be loaded (start-up fails otherwise).
     default_voice: str = "auto"
+    # OpenAI voice names (alloy, nova, ...) -> voice ids, "name=voice_id" comma-separated, read
+    # over the built-in table (docs/openai.md): "nova=joe" moves nova alone. A name whose voice
+    # is not loaded speaks with default_voice (logged at start-up).
+    openai_voices: str = OPENAI_VOICES
     embedded_voice: bool = True  # load the embedded Piper voice "joe" (CPU); off: FS2 voices only
     max_text_chars: int = 5000  # per utterance (sum of all text messages)
     max_message_bytes: int = 1 << 20  # one WebSocket text frame
@@ -233,8 +258,14 @@ class Settings:
             raise ValueError(f"vocoder frames {text!r}: ascending, 1-{MAX_ENGINE_FRAMES}")
         return frames
 
+    def voice_aliases(self) -> dict[str, str]:
+        """OpenAI voice names -> voice ids: :data:`OPENAI_VOICES` with ``openai_voices`` over
+        it. Raises ValueError."""
+        return {**parse_voice_aliases(OPENAI_VOICES), **parse_voice_aliases(self.openai_voices)}
+
     def __post_init__(self) -> None:
         self.vocoder_frames()  # ValueError now, not in the engine process
+        self.voice_aliases()
         if not 0.5 <= self.clone_gain <= 3.0:
             raise ValueError(f"clone_gain {self.clone_gain}: use 0.5-3.0 (1.0: off)")
         if self.vocoder_compile not in VOCODER_COMPILE:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -10,11 +11,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
+from emostream.codec.encoders import warm as warm_encoders
 from emostream.config import Settings
 from emostream.engine.devices import DeviceSetup, frontend_settings, setup_device
 from emostream.stream.metrics import Metrics
@@ -26,6 +29,12 @@ from emostream.transport.edge.auth import authenticator, is_loopback
 from emostream.transport.edge.guard import Guard, mint_token, principal_of
 from emostream.transport.edge.limits import KeyLimits
 from emostream.transport.edge.origins import EdgeRules
+from emostream.transport.openai_api import (
+    EXPOSED_HEADERS,
+    SDK_HEADERS,
+    model_routes,
+    resolve_aliases,
+)
 from emostream.transport.voices_api import voice_routes
 from emostream.transport.websocket.connection import stream_endpoint
 from emostream.voices.catalog import VoiceCatalog, load_catalog
@@ -116,8 +125,12 @@ def create_app(
             )
             if device.report:
                 metrics.gpu_memory.set(float(device.report.get("reserved_bytes", 0)))
+        await asyncio.to_thread(warm_encoders)  # FFmpeg (aac) before the first request
         app.state.service = svc
         app.state.registry = registry
+        app.state.voice_aliases = resolve_aliases(
+            svc.settings.voice_aliases(), svc.catalog, svc.settings.default_voice
+        )
         holder.append(svc)
         running = svc
         restore_sigterm = hook_sigterm(drain, lambda: running.active)
@@ -139,6 +152,7 @@ def create_app(
         WebSocketRoute("/v1/stream", stream_endpoint),
         Route("/v1/audio/speech", http.speech, methods=["POST"]),
         Route("/v1/voices", http.voices, methods=["GET"]),
+        *model_routes(),
         *voice_routes(
             registry,
             enroller,
@@ -159,11 +173,13 @@ def create_app(
     if cors:
         middleware.insert(0, Middleware(
             CORSMiddleware, allow_origins=cors, allow_methods=["GET", "POST", "DELETE"],
-            allow_headers=["Authorization", "Content-Type"], max_age=600,
+            allow_headers=["Authorization", "Content-Type", *SDK_HEADERS],
+            expose_headers=list(EXPOSED_HEADERS), max_age=600,
         ))  # fmt: skip
     app = Starlette(
         routes=routes, lifespan=lifespan, middleware=middleware,
-        exception_handlers={StoreUnavailable: http.store_unavailable},
+        exception_handlers={StoreUnavailable: http.store_unavailable,
+                            HTTPException: http.http_exception, 500: http.internal_error},
     )  # fmt: skip
     app.state.auth = auth
     app.state.limits = limits

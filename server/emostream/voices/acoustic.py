@@ -82,6 +82,7 @@ class AcousticRequest:
     emotion: int  # index into EMOTIONS
     intensity: float
     prosody: Prosody
+    timbre: npt.NDArray[np.float32] | None = None  # [2, 80] a refined clone's scale, offset
 
 
 def infer_batch(model: Model, requests: Sequence[AcousticRequest], *, device: str = "cpu"
@@ -198,6 +199,10 @@ def split_latents(
         leading = bool(r.seq.units) and r.seq.units[0].symbol == "^"
         tail = max(round(TAIL_FRAMES * r.prosody.pause), 1)  # the pause control scales it
         frames, d = trim_silence(frames, d, leading=leading, tail_frames=tail)
+        if r.timbre is not None:  # a refined clone's correction (voices.cloning.refine)
+            frames = np.ascontiguousarray(
+                frames * r.timbre[0][:, None] + r.timbre[1][:, None], dtype=np.float32
+            )
         latents.append(Latent(frames=frames, unit_frames=d, units=r.seq.symbols))
     return latents
 
@@ -216,6 +221,7 @@ class AcousticVoice:
     trained_emotions: tuple[str, ...] = ("neutral",)  # labels with a trained embedding row
     device: str = "cpu"
     stages: tuple[BatchedStage, ...] = ()  # what an engine process may batch (the family's)
+    timbre: npt.NDArray[np.float32] | None = None  # a refined clone's log-mel scale, offset [2, 80]
 
     def batched_stages(self) -> tuple[BatchedStage, ...]:
         return self.stages
@@ -231,6 +237,7 @@ class AcousticVoice:
             emotion=EMOTIONS.index(label),
             intensity=controls.intensity if label != "neutral" else 1.0,  # as trained
             prosody=prosody_for(controls),
+            timbre=self.timbre,
         )
 
     def acoustic(self, text: str, controls: Controls) -> Latent:
@@ -383,7 +390,10 @@ class AcousticFamily:
         return tuple(stages)
 
     def voice(self, voice_id: str, embedding: npt.NDArray[np.float32], *, language: str,
-              description: str) -> AcousticVoice:  # fmt: skip
+              description: str, timbre: npt.NDArray[np.float32] | None = None,
+              ) -> AcousticVoice:  # fmt: skip
+        """A voice speaking with ``embedding`` (GE2E, as the model is conditioned) and, for a
+        refined clone, its ``timbre`` correction (:mod:`emostream.voices.cloning.refine`)."""
         info = VoiceInfo(voice_id, FAMILY, language, 22050, CONTROLS, description,
                          word_timestamps=True)  # fmt: skip
         return AcousticVoice(
@@ -395,13 +405,17 @@ class AcousticFamily:
             context_frames=self.context_frames,
             device=self.device,
             stages=self.stages,
+            timbre=None if timbre is None else np.asarray(timbre, dtype=np.float32),
         )
 
     def clone(self, voice_id: str, embedding: npt.NDArray[np.float32], *,
-              description: str) -> AcousticVoice:  # fmt: skip
-        """A voice for a cloned speaker's GE2E ``embedding`` (see :func:`clone_embedding`)."""
+              description: str, timbre: npt.NDArray[np.float32] | None = None,
+              ) -> AcousticVoice:  # fmt: skip
+        """A voice for a cloned speaker's GE2E ``embedding`` (see :func:`clone_embedding`),
+        with its refinement's ``timbre`` when it has one."""
         moved = clone_embedding(embedding, self.centre, self.clone_gain)
-        return self.voice(voice_id, moved, language="multi", description=description)
+        return self.voice(voice_id, moved, language="multi", description=description,
+                          timbre=timbre)  # fmt: skip
 
     def stock_voices(self) -> list[AcousticVoice]:
         return [

@@ -37,6 +37,9 @@ def speaker_identity(voice: Voice) -> str | None:
     if not isinstance(speaker, np.ndarray):
         return None
     data = np.ascontiguousarray(speaker, dtype="<f4").tobytes()
+    timbre = getattr(voice, "timbre", None)  # a refined clone's correction changes its sound
+    if isinstance(timbre, np.ndarray):
+        data += b"timbre" + np.ascontiguousarray(timbre, dtype="<f4").tobytes()
     return hashlib.sha256(data).hexdigest()
 
 
