@@ -40,7 +40,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "server"))
 
-from emostream.bench.first_audio import host_info, percentile
+from emostream.benchmarks.first_audio import host_info, percentile
 from emostream.codec.encoders import make_encoder
 from emostream.codec.packetizer import OutputFormat, Packetizer
 from emostream.config import Settings

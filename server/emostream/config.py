@@ -59,8 +59,9 @@ class Settings:
     # How long a busy thread may hold the GIL before another gets it (Python's default 5 ms).
     # The event loop and the model threads take turns; shorter turns cut their queueing.
     switch_interval_ms: float = 5.0
-    # cuda: run the acoustic model as CUDA graphs over bucket shapes (5x less time per call
-    # alone, but slower under the H200 load test so far: off until that is understood).
+    # cuda: run the acoustic model as CUDA graphs over bucket shapes (cheaper per call alone,
+    # but slower under the GPU load test so far: off until that is understood;
+    # docs/measurements.md, "Figures behind the code").
     acoustic_graphs: bool = False
     # -- engine (README "GPU engine") ---------------------------------------------------------
     # "inprocess": each server process runs its own models (ThreadRunner on cpu, GpuRunner on
@@ -123,13 +124,13 @@ class Settings:
     cpu_admission: bool = True
     cpu_max_utilization: float = 0.8
     cpu_first_audio_bound_ms: float = 150.0
-    # Opus encoder complexity (0-10) of every stream. 5: 5.2 ms of CPU per audio second on the
-    # 2-core machine; 1: 2.9 ms, with no DNSMOS difference measured (bench/opus_cost.py):
-    # lower it where front-end CPU is the limit (many streams per host).
+    # Opus encoder complexity (0-10) of every stream. 1 costs about half the CPU of 5, with no
+    # DNSMOS difference measured (docs/measurements.md, "Figures behind the code"): lower it
+    # where front-end CPU is the limit (many streams per host).
     opus_complexity: int = 5
     # Opus encoder mode of every stream (codec.packetizer.OPUS_APPLICATIONS): "audio" (SILK,
-    # CELT or both, chosen per frame) or "lowdelay" (CELT only: 2.1-2.9x cheaper on speech,
-    # 2.5 ms of encoder delay instead of 6.5; bench/opus_cost.py --modes).
+    # CELT or both, chosen per frame) or "lowdelay" (CELT only: cheaper on speech, 2.5 ms of
+    # encoder delay instead of 6.5; docs/measurements.md, "Figures behind the code").
     opus_application: str = "audio"
     # Opus bits per second of a stream whose client names no format.bitrate.
     opus_bitrate: int = 32000
@@ -162,7 +163,8 @@ class Settings:
     # cuda, HiFi-GAN V1: torch.compile the vocoder at start-up, one bucket shape at a time, before
     # its CUDA graphs are captured (engine.vocoder_compile): "off", "default" or
     # "max-autotune-no-cudagraphs" (inductor's modes that leave CUDA graphs to the engine). Costs
-    # start-up time per shape (~67 s each with max-autotune on an H200); never on a request.
+    # start-up time per shape (about a minute each with max-autotune: docs/gpu.md); never on a
+    # request.
     vocoder_compile: str = "off"
     # -- security and limits (README "Security and limits") --------------------------------
     # API keys, comma-separated plaintext (held only as hashes in memory); and/or a keys file

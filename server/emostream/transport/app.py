@@ -24,7 +24,7 @@ from emostream.config import Settings
 from emostream.engine.devices import DeviceSetup, frontend_settings, setup_device
 from emostream.stream.metrics import Metrics
 from emostream.stream.service import SpeechService
-from emostream.text.handles import warm as warm_handles
+from emostream.text.frontend import TextFrontEnd
 from emostream.transport import http
 from emostream.transport.compat.routes import error_shape
 from emostream.transport.compat.routes import routes as compat_routes
@@ -142,7 +142,7 @@ def create_app(
         if svc is None:
             device = await (device_setup or setup_device)(settings)
             voices = catalog or load_catalog(frontend_settings(settings))
-            warm_handles()  # the handle splitter's word list, before the first request
+            TextFrontEnd.warm()  # the handle splitter's word list, before the first request
             await device.prepare(voices, acoustic_graphs=settings.acoustic_graphs)
             svc = SpeechService(
                 replace(settings, default_voice=voices.default_for(settings.default_voice)),

@@ -14,10 +14,9 @@ from starlette.types import Receive, Scope, Send
 
 from emostream.codec.encoders import AudioEncoder, make_encoder
 from emostream.codec.packetizer import OutputFormat
-from emostream.stream.oneshot import split_text
 from emostream.stream.service import Busy, Slot, SpeechService
 from emostream.stream.streamer import Packet, UtteranceRequest
-from emostream.text.espeak import EspeakCrashed
+from emostream.text.frontend import EspeakCrashed, TextFrontEnd
 from emostream.transport.edge.guard import principal_of, voice_visible
 from emostream.transport.edge.limits import KeyLimits, LimitExceeded, StreamPermit
 from emostream.transport.errors import busy_response, error
@@ -80,7 +79,7 @@ async def speech(request: Request) -> Response:
         )
         voice = _voice(request, service, body, principal)
         _check_controls(voice.info, body)
-        texts = split_text(body.text)
+        texts = TextFrontEnd.split(body.text)
         if not texts:
             raise RequestError(
                 400, "empty_text",

@@ -1,8 +1,8 @@
 """The project's own acoustic model as a :class:`~emostream.voices.base.Voice`.
 
 ``acoustic()`` runs G2P → the acoustic model and returns an 80-bin HiFi-GAN mel ``[80, T]``
-with frames per unit. The model is either :class:`~emostream.models.acoustic.AcousticModel`
-(torch: GPU serving, batched) or :class:`~emostream.models.acoustic_onnx.OnnxAcousticModel`
+with frames per unit. The model is either :class:`~emostream.networks.acoustic.AcousticModel`
+(torch: GPU serving, batched) or :class:`~emostream.networks.acoustic_onnx.OnnxAcousticModel`
 (ONNX Runtime on CPU, the default install: no torch); both read the same shipped ONNX file.
 ``decode`` is pluggable: pass any ``mel [80, T] → audio`` callable (the light vocoder or
 HiFi-GAN V1) with the context it needs for chunked decoding; without one, ``decode`` raises.
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Union
 import numpy as np
 import numpy.typing as npt
 
-from emostream.models.acoustic_onnx import OnnxAcousticModel, Prosody, pack_one
+from emostream.networks.acoustic_onnx import OnnxAcousticModel, Prosody, pack_one
 from emostream.text.emotion import EMOTIONS, prosody_controls
 from emostream.text.phonemes import G2P, PhonemeSequence
 from emostream.text.pieces import fit_pieces, piece_limit
@@ -34,7 +34,7 @@ from emostream.voices.words import WordUnits, safe_align
 if TYPE_CHECKING:
     import torch
 
-    from emostream.models.acoustic import AcousticModel
+    from emostream.networks.acoustic import AcousticModel
 
 Decoder = Callable[[npt.NDArray[np.float32]], npt.NDArray[np.float32]]
 Model = Union["AcousticModel", OnnxAcousticModel]
@@ -325,7 +325,7 @@ class AcousticFamily:
 
     ``backend``: ``"onnx"`` runs the shipped ONNX file in ONNX Runtime on CPU (``threads``
     intra-op threads; no torch needed), ``"torch"`` loads its weights into
-    :class:`~emostream.models.acoustic.AcousticModel` on ``device`` (GPU serving, batched).
+    :class:`~emostream.networks.acoustic.AcousticModel` on ``device`` (GPU serving, batched).
     ``context_frames``: what ``decoder`` needs each side of a chunk (see ``AcousticVoice``)."""
 
     def __init__(
@@ -350,7 +350,7 @@ class AcousticFamily:
             self.model = OnnxAcousticModel(path, threads=threads)
             device = "cpu"
         elif backend == "torch":
-            from emostream.models.acoustic import AcousticModel
+            from emostream.networks.acoustic import AcousticModel
 
             self.model = AcousticModel.load(path).to(device=device, dtype=dtype).eval()
         else:
@@ -360,8 +360,8 @@ class AcousticFamily:
         self.centre = speaker_centre(self.speakers)
         self.clone_gain = clone_gain
         self.g2p = G2P()
-        # Load the front ends' dictionaries now (jieba's takes ~1.3 s), not in the first
-        # Mandarin request (measured on a fresh install: first audio 1.46 s instead of ~0.1 s).
+        # Load the front ends' dictionaries now (jieba's takes over a second), not in the first
+        # Mandarin request (docs/measurements.md, "Figures behind the code").
         self.g2p("你好，hello.")
         self.decoder = decoder
         self.context_frames = context_frames
@@ -380,6 +380,7 @@ class AcousticFamily:
                 partial(infer_batch, self.model, device=self.device),
                 batch_sizes=batches,
                 size=_request_units,
+                model=self.model,
             )
         ]
         if vocoder_key:

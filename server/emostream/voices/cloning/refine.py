@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 import soxr
 
-from emostream.models.mel import MelConfig, mel_filterbank, mel_spectrogram
+from emostream.networks.mel import MelConfig, mel_filterbank, mel_spectrogram
 
 FloatArray = npt.NDArray[np.float32]
 MEL = MelConfig()

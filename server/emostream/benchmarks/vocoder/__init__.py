@@ -3,6 +3,6 @@ options, the JSON result, what each section measures); :mod:`.calls`: the single
 sections (latency, throughput, accuracy); :mod:`.streams`: the batched engine under N
 simulated real-time streams."""
 
-from emostream.bench.vocoder.command import main
+from emostream.benchmarks.vocoder.command import main
 
 __all__ = ["main"]

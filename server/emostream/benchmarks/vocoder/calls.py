@@ -1,7 +1,7 @@
 """``emostream bench vocoder``'s single-call sections: ``latency`` (batch 1, chunk windows
 of 30 / 60 / 92 frames, eager vs CUDA graph, fp32 vs fp16), ``throughput`` (92-frame
 windows as the batch grows) and ``accuracy`` (fp16 vs fp32, chunked vs one-shot). The
-command and what each figure means: :mod:`emostream.bench.vocoder.command`."""
+command and what each figure means: :mod:`emostream.benchmarks.vocoder.command`."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ import numpy.typing as npt
 
 from emostream.engine.chunks import ChunkSchedule, pad_frames, pad_side, snr_db
 from emostream.engine.gpu.batcher import BucketSpec
-from emostream.models.mel import silence_level
+from emostream.networks.mel import silence_level
 
-log = logging.getLogger("emostream.bench.vocoder")
+log = logging.getLogger("emostream.benchmarks.vocoder")
 
 SR = 22050
 HOP = 256

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from emostream.models.acoustic import AcousticModel, Prosody, controls_tensor, length_regulate
+from emostream.networks.acoustic import AcousticModel, Prosody, controls_tensor, length_regulate
 
 
 def _model() -> AcousticModel:
@@ -123,7 +123,7 @@ def test_config_pace_slows_every_runtime_alike(tmp_path: Path) -> None:
 
 
 def _contour_model() -> AcousticModel:
-    from emostream.models.acoustic import AcousticConfig
+    from emostream.networks.acoustic import AcousticConfig
 
     torch.manual_seed(1)
     m = AcousticModel(AcousticConfig(contour=2))
@@ -135,7 +135,7 @@ def _contour_model() -> AcousticModel:
 
 
 def test_contour_starts_at_zero_so_a_warm_start_is_unchanged() -> None:
-    from emostream.models.acoustic import AcousticConfig
+    from emostream.networks.acoustic import AcousticConfig
 
     plain = _model()
     grown = AcousticModel(AcousticConfig(contour=2)).eval()

@@ -19,7 +19,7 @@ than the teacher's durations on average (the more the teacher varies, the shorte
 version can ship with the pace it measured on held-out speakers (``ship.py --pace``).
 
 With ``contour > 0`` a unit also gets the *shape* of its log-F0 (Legendre coefficients over
-its frames, :mod:`emostream.models.contour`): slope and bend, what tells Mandarin tones apart.
+its frames, :mod:`emostream.networks.contour`): slope and bend, what tells Mandarin tones apart.
 ``pitch_range`` scales them with the unit means. ``infer_units`` then returns them as the last
 ``contour`` channels of its unit features, and :meth:`AcousticModel.regulate` turns them into
 frame features; without it (v0.1–v0.3) both are as before.
@@ -41,10 +41,10 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from emostream.models import checkpoint
-from emostream.models.acoustic_onnx import Prosody
-from emostream.models.contour import frame_positions, legendre
-from emostream.models.mel import silence_level
+from emostream.networks import checkpoint
+from emostream.networks.acoustic_onnx import Prosody
+from emostream.networks.contour import frame_positions, legendre
+from emostream.networks.mel import silence_level
 from emostream.text.emotion import EMOTIONS
 from emostream.text.phonemes import BOS, EOS, NUM_LANGS, NUM_TONES, PUNCTUATION, SPACE, SYMBOLS
 
@@ -407,8 +407,8 @@ class AcousticModel(nn.Module):
         Every parameter keeps its ``state_dict`` name (prefixed ``model.``) so :meth:`load`
         reads the file back; the config (and ``extra``, e.g. the step) is in the metadata.
         ``half`` stores the weights as float16 (ONNX Runtime still computes in float32):
-        how a version ships, see :mod:`emostream.models.onnx_weights`."""
-        from emostream.models.onnx_weights import finish_export
+        how a version ships, see :mod:`emostream.networks.onnx_weights`."""
+        from emostream.networks.onnx_weights import finish_export
 
         path = Path(path)
         was_training = self.training
@@ -476,7 +476,7 @@ ONNX_PREFIX = "model."  # _InferWrapper holds the model as .model
 
 def read_checkpoint(path: str | Path) -> dict[str, Any]:
     """``{"config", "model", ...}`` from a torch checkpoint or the shipped ONNX export
-    (:func:`emostream.models.checkpoint.read_checkpoint`; the export's weights sit under
+    (:func:`emostream.networks.checkpoint.read_checkpoint`; the export's weights sit under
     :data:`ONNX_PREFIX`)."""
     return checkpoint.read_checkpoint(path, prefix=ONNX_PREFIX)
 

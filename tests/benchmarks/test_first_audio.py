@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from emostream.bench.first_audio import SENTENCES, run
+from emostream.benchmarks.first_audio import SENTENCES, run
 from tests.conftest import ServerThread
 
 

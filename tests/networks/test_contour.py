@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from emostream.models.contour import fit, frame_positions, legendre, legendre_np, positions_np
+from emostream.networks.contour import fit, frame_positions, legendre, legendre_np, positions_np
 
 
 def test_positions_span_each_unit_and_match_the_torch_twin() -> None:

@@ -1,5 +1,5 @@
 """A network's weights from either file the project writes: a torch checkpoint (training's
-``model_fp16.pt``, ``last.pt``) or the shipped ONNX export (:mod:`emostream.models.onnx_weights`:
+``model_fp16.pt``, ``last.pt``) or the shipped ONNX export (:mod:`emostream.networks.onnx_weights`:
 weights under their ``state_dict`` names, config and step in the metadata). Warm starts and the
 GPU path read both through :func:`read_checkpoint`; ``onnx`` is imported only for an export.
 """
@@ -21,7 +21,7 @@ def read_checkpoint(
     if Path(path).suffix != ".onnx":
         blob: dict[str, Any] = torch.load(str(path), map_location="cpu", weights_only=weights_only)
         return blob
-    from emostream.models import onnx_weights
+    from emostream.networks import onnx_weights
 
     info, state = onnx_weights.read_export(path, prefix=prefix)
     out: dict[str, Any] = {k: v for k, v in info.items() if k != onnx_weights.CONFIG_KEY}

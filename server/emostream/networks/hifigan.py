@@ -6,13 +6,13 @@ with weight norm (``weight_g`` / ``weight_v``). We never import that package (it
 ``__init__`` imports torchaudio): we find its directory with :func:`importlib.util.find_spec`,
 read the state dict and fold weight norm into plain convolution weights.
 
-Input: log-mel ``[batch, 80, frames]`` (see :mod:`emostream.models.mel`); output: audio
+Input: log-mel ``[batch, 80, frames]`` (see :mod:`emostream.networks.mel`); output: audio
 ``[batch, 1, frames * 256]`` in [-1, 1]. The network is purely convolutional, so a window
 of frames with enough context on both sides (:data:`CONTEXT_FRAMES`) decodes to the same
 samples as the whole utterance would (see :mod:`emostream.engine.chunks`).
 
 The same module exports to ONNX (:meth:`HifiGan.export_onnx`) for the CPU path; see
-:mod:`emostream.models.hifigan_onnx` for running it.
+:mod:`emostream.networks.hifigan_onnx` for running it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Light CPU vocoder for HiFi-GAN log-mels: a Vocos-style ConvNeXt generator with an iSTFT head.
 
-Same input as HiFi-GAN V1 (:mod:`emostream.models.hifigan`): 80-bin natural-log mels at
-22.05 kHz, hop 256 (:mod:`emostream.models.mel`). It is trained by distillation against V1
+Same input as HiFi-GAN V1 (:mod:`emostream.networks.hifigan`): 80-bin natural-log mels at
+22.05 kHz, hop 256 (:mod:`emostream.networks.mel`). It is trained by distillation against V1
 universal's audio (:mod:`train.vocoder_gan`) and runs on one CPU core through ONNX
 Runtime.
 
@@ -20,10 +20,10 @@ Architecture (:class:`LiteVocoderConfig` defaults)::
 The cropping mirrors V1's framing (frame ``t`` analyses samples ``[256 t - 384, 256 t + 640)``),
 so sample ``n`` of the output lines up with sample ``n`` of V1's output for the same mel.
 
-Size: 4,475,106 parameters, 8.98 MB as the fp16 file :meth:`LiteVocoder.save` writes. On this
-repo's 2-core CPU machine (the other core busy), ONNX Runtime on one thread runs it at RTF
-0.0076 one-shot (132x real time, 10 s of speech) and 0.017 chunked (48-frame windows with 29
-context frames per side); ``bench/lite_vocoder_speed.py`` re-measures it.
+Size: 4,475,106 parameters, 8.98 MB as the fp16 file :meth:`LiteVocoder.save` writes. ONNX
+Runtime on one CPU thread runs it far faster than real time, one-shot and chunked
+(docs/measurements.md, "Figures behind the code"; ``bench/lite_vocoder_speed.py`` re-measures
+it).
 
 Receptive field: every layer is non-causal but bounded: the embedding conv and the 8 depthwise
 convs reach 3 frames each way, the overlap-add 2 frames each way, so
@@ -49,8 +49,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from emostream.models.lite_vocoder_onnx import OnnxLiteVocoder, chunk_snr, decode_chunked
-from emostream.models.mel import silence_level
+from emostream.networks.lite_vocoder_onnx import OnnxLiteVocoder, chunk_snr, decode_chunked
+from emostream.networks.mel import silence_level
 
 if TYPE_CHECKING:  # onnx only when exporting (the GPU training host may lack it)
     import onnx
@@ -309,7 +309,7 @@ class LiteVocoder(nn.Module):
         """A file :meth:`save` wrote, or a shipped ONNX file :meth:`export_onnx` wrote, as
         float32 in eval mode."""
         if Path(path).suffix == ".onnx":
-            from emostream.models import onnx_weights
+            from emostream.networks import onnx_weights
 
             info, state = onnx_weights.read_export(path)
             model = cls(LiteVocoderConfig.from_dict(info[onnx_weights.CONFIG_KEY]))
@@ -335,7 +335,7 @@ class LiteVocoder(nn.Module):
         metadata (:meth:`load` reads the file back); ``half`` stores the weights as float16;
         ONNX Runtime computes in float32. The iSTFT basis is not stored: a few nodes compute
         it, folded at load (:func:`basis_nodes`)."""
-        from emostream.models.onnx_weights import finish_export
+        from emostream.networks.onnx_weights import finish_export
 
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)

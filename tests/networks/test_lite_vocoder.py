@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from emostream.engine.chunks import snr_db
-from emostream.models.lite_vocoder import (
+from emostream.networks.lite_vocoder import (
     CONTEXT_FRAMES,
     LiteVocoder,
     LiteVocoderConfig,
@@ -150,6 +150,6 @@ def test_save_load_fp16(tmp_path: Path) -> None:
 
 
 def test_the_torch_free_context_matches_the_config() -> None:
-    from emostream.models import lite_vocoder_onnx
+    from emostream.networks import lite_vocoder_onnx
 
     assert lite_vocoder_onnx.CONTEXT_FRAMES == LiteVocoderConfig().context_frames

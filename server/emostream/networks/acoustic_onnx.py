@@ -1,6 +1,6 @@
 """The acoustic model on ONNX Runtime (CPU), and the inputs both runtimes share.
 
-The shipped file is :meth:`emostream.models.acoustic.AcousticModel.export_onnx`'s graph (fp16
+The shipped file is :meth:`emostream.networks.acoustic.AcousticModel.export_onnx`'s graph (fp16
 weights, float32 arithmetic; the same file the torch side loads its weights from). Its inputs
 are one utterance: ``ids``, ``tones``, ``langs`` ``[1, N]`` (int64), ``speaker`` ``[1, 256]``
 (GE2E), ``emotion`` ``[1]`` (int64), ``intensity`` ``[1]``, ``controls`` ``[1, 5]`` (the
@@ -43,7 +43,7 @@ class OnnxAcousticModel:
     def __init__(self, path: str | Path, *, threads: int = 1) -> None:
         import onnxruntime as ort
 
-        from emostream.models.ort_cpu import cpu_options
+        from emostream.networks.ort_cpu import cpu_options
 
         opts = cpu_options(max(1, threads))
         self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])

@@ -5,8 +5,8 @@ The ONNX file is made from the torch definition by :meth:`HifiGan.export_onnx`
 execution providers are used when the installed onnxruntime has them (onnxruntime-gpu);
 otherwise the CPU provider with ``threads`` intra-op threads.
 
-Note: HiFi-GAN V1 is not real time on one or two laptop cores (RTF 0.8-1.6 measured on
-the 2-core dev machine; models/vocoder/README.md);
+Note: HiFi-GAN V1 is not real time on one or two laptop cores (docs/measurements.md, "Figures
+behind the code"; models/vocoder/README.md);
 the CPU path for mel voices needs a lighter vocoder. This class is here for parity and for
 users with onnxruntime-gpu.
 """
@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 import onnxruntime as ort
 
-from emostream.models.ort_cpu import cpu_options
+from emostream.networks.ort_cpu import cpu_options
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ def ensure_onnx(directory: str | Path, name: str = "universal", *, opset: int = 
     path = Path(directory).expanduser() / f"hifigan_v1_{name}.onnx"
     if path.is_file():
         return path
-    from emostream.models.hifigan import HifiGan  # torch only when exporting
+    from emostream.networks.hifigan import HifiGan  # torch only when exporting
 
     tmp = path.with_suffix(".onnx.tmp")
     HifiGan.load(name).export_onnx(tmp, opset=opset)

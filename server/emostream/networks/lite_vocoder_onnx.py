@@ -1,6 +1,6 @@
 """The light vocoder on ONNX Runtime (the CPU path of the default install), and chunked
 decoding helpers. Only numpy and onnxruntime: the torch definition is
-:mod:`emostream.models.lite_vocoder`, whose ``export_onnx`` writes the file this runs."""
+:mod:`emostream.networks.lite_vocoder`, whose ``export_onnx`` writes the file this runs."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ class OnnxLiteVocoder:
     def __init__(self, path: str | Path, *, threads: int = 1) -> None:
         import onnxruntime as ort
 
-        from emostream.models.ort_cpu import cpu_options
+        from emostream.networks.ort_cpu import cpu_options
 
         opts = cpu_options(threads)
         self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])

@@ -1,7 +1,7 @@
 """``emostream bench vocoder``'s ``engine`` section: the batched engine
 (:class:`~emostream.engine.gpu.runner.GpuVocoderEngine`) under N simulated real-time
 streams, N ramped up until chunks come late. The command:
-:mod:`emostream.bench.vocoder.command`."""
+:mod:`emostream.benchmarks.vocoder.command`."""
 
 from __future__ import annotations
 
@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from emostream.bench.vocoder.calls import HOP, SR
+from emostream.benchmarks.vocoder.calls import HOP, SR
 from emostream.engine.chunks import ChunkSchedule, ChunkWindow, PadSide, pad_side
 from emostream.engine.gpu.batcher import BucketSpec
 from emostream.engine.gpu.runner import GpuVocoderEngine
 
-log = logging.getLogger("emostream.bench.vocoder")
+log = logging.getLogger("emostream.benchmarks.vocoder")
 
 
 async def _simulate(

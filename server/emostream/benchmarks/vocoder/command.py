@@ -35,11 +35,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from emostream.bench.vocoder.calls import backends as make_backends
-from emostream.bench.vocoder.calls import bench_accuracy, bench_latency, bench_throughput
-from emostream.bench.vocoder.streams import engine_ramp
+from emostream.benchmarks.vocoder.calls import backends as make_backends
+from emostream.benchmarks.vocoder.calls import bench_accuracy, bench_latency, bench_throughput
+from emostream.benchmarks.vocoder.streams import engine_ramp
 
-log = logging.getLogger("emostream.bench.vocoder")
+log = logging.getLogger("emostream.benchmarks.vocoder")
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -86,7 +86,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def _load_model(args: argparse.Namespace) -> Any:
-    from emostream.models.hifigan import HifiGan, HifiGanConfig
+    from emostream.networks.hifigan import HifiGan, HifiGanConfig
 
     if args.random_weights:
         import torch

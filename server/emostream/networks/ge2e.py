@@ -9,7 +9,7 @@ torch needed); a GPU engine may batch this module directly.
 Export (needs torch and the ``resemblyzer`` wheel installed with ``--no-deps``; its Python code is
 never imported, only its ``pretrained.pt`` read)::
 
-    python -m emostream.models.ge2e --out models/speaker_encoder/ge2e.onnx
+    python -m emostream.networks.ge2e --out models/speaker_encoder/ge2e.onnx
 """
 
 from __future__ import annotations

@@ -14,9 +14,8 @@ def cpu_options(threads: int) -> ort.SessionOptions:
     units of the acoustic model need ~100 MB, and before segments were cut into bounded pieces
     one 295-character segment of digits grew the process by 1.6 GB, for good. Without it a
     call's tensors go back to malloc when it ends (the service then trims the heap:
-    :mod:`emostream.engine.heap_trim`). Measured cost (2026-12-07, 2-core machine, CPU time of
-    acoustic + chunked decode of 86 s of speech, 4 rounds each): af_heart 43.6 → 44.4 ms per
-    audio second (+1.8 %), joe 94.6 → 95.2 (+0.6 %)."""
+    :mod:`emostream.engine.heap_trim`). It costs a percent or two of CPU time
+    (docs/measurements.md, "Figures behind the code")."""
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = threads
     opts.inter_op_num_threads = 1

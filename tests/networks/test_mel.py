@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from emostream.models.mel import (
+from emostream.networks.mel import (
     MelConfig,
     mel_filterbank,
     mel_spectrogram,

@@ -5,8 +5,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from emostream.models.hifigan import HifiGan, HifiGanConfig
-from emostream.models.mel import mel_spectrogram
+from emostream.networks.hifigan import HifiGan, HifiGanConfig
+from emostream.networks.mel import mel_spectrogram
 
 SENTENCE = "The quick brown fox jumps over the lazy dog."
 
@@ -68,7 +68,7 @@ def test_universal_revocodes_real_speech(universal: HifiGan) -> None:
 
 @pytest.mark.slow
 def test_onnx_export_matches_torch(universal: HifiGan, tmp_path: Path) -> None:
-    from emostream.models.hifigan_onnx import OnnxHifiGan, choose_providers
+    from emostream.networks.hifigan_onnx import OnnxHifiGan, choose_providers
 
     path = universal.export_onnx(tmp_path / "hifigan.onnx")
     onnx_voc = OnnxHifiGan(path, threads=2, providers=["CPUExecutionProvider"])
@@ -88,7 +88,7 @@ def test_onnx_export_matches_torch(universal: HifiGan, tmp_path: Path) -> None:
 
 def test_onnx_backend_runs_a_small_export(tmp_path: Path) -> None:
     from emostream.engine.gpu.vocoder_backend import OnnxVocoderBackend
-    from emostream.models.hifigan_onnx import OnnxHifiGan
+    from emostream.networks.hifigan_onnx import OnnxHifiGan
 
     torch.manual_seed(0)
     model = HifiGan(HifiGanConfig(upsample_initial_channel=32)).eval()
