@@ -40,7 +40,7 @@ def renderer(device: str, vocoder: str, threads: int) -> tuple[Any, Any]:
 
     models = REPO / "models"
     if device == "cpu":
-        from emostream.models.lite_vocoder_onnx import OnnxLiteVocoder
+        from emostream.networks.lite_vocoder_onnx import OnnxLiteVocoder
 
         decode = OnnxLiteVocoder(models / "vocoder/emostream-lite-vocoder-v0.2.onnx",
                                  threads=threads)  # fmt: skip
@@ -49,11 +49,11 @@ def renderer(device: str, vocoder: str, threads: int) -> tuple[Any, Any]:
     import torch
 
     if vocoder == "v1":
-        from emostream.models.hifigan import HifiGan
+        from emostream.networks.hifigan import HifiGan
 
         net: Any = HifiGan.load("universal").to("cuda").eval()
     else:
-        from emostream.models.lite_vocoder import LiteVocoder
+        from emostream.networks.lite_vocoder import LiteVocoder
 
         net = LiteVocoder.load(models / "vocoder/emostream-lite-vocoder-v0.2.onnx").to("cuda").eval()
 
