@@ -31,7 +31,7 @@ from emostream.transport.errors import retry_after_ms
 from emostream.transport.http import SpeechResponse, read_body
 from emostream.transport.messages import ProtocolError, parse_controls
 from emostream.transport.voice_access import clone_unavailable
-from emostream.transport.websocket.text_sources import SegmentSource, TextMap
+from emostream.text.frontend import SegmentSource, TextMap
 from emostream.voices.base import UnsupportedControl, Voice, check_controls
 
 Refuse = Callable[[int, str, str], JSONResponse]  # (status, code, message): the API's shape
