@@ -42,7 +42,7 @@ import numpy as np
 import soundfile as sf
 import websockets
 
-from emostream.bench.first_audio import SENTENCES
+from emostream.benchmarks.first_audio import SENTENCES
 
 ROOT = Path(__file__).resolve().parents[1]
 LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")

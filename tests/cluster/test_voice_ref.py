@@ -35,7 +35,7 @@ def _replica(family: AcousticFamily) -> ModelReplica:
 
 def test_a_refined_clone_reaches_the_replica_with_its_timbre(family: AcousticFamily) -> None:
     emb = family.speakers["am_michael"]
-    timbre = np.linspace(-0.4, 0.4, 80).astype(np.float32)
+    timbre = np.stack([np.full(80, 0.9), np.linspace(-0.4, 0.4, 80)]).astype(np.float32)
     plain = family.clone("clone_0123456789abcdef", emb, description="x")
     refined = family.clone("clone_0123456789abcdef", emb, description="x", timbre=timbre)
     ref0, ref1 = VoiceRef.of(plain, stock=False), VoiceRef.of(refined, stock=False)

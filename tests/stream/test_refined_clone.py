@@ -60,7 +60,7 @@ def _clone(registry: VoiceRegistry, family: AcousticFamily) -> str:
 
 def _refine(registry: VoiceRegistry, voice_id: str) -> npt.NDArray[np.float32]:
     """What the refinement queue writes when a job succeeds (a tilt: brighter, 1 nat)."""
-    timbre = np.linspace(-0.5, 0.5, 80).astype(np.float32)
+    timbre = np.stack([np.ones(80), np.linspace(-0.5, 0.5, 80)]).astype(np.float32)
     refined = Refined(timbre, {"ge2e_similarity_after": 0.9}, 1.0, "c" * 64)
 
     def move(v: Any) -> RefineUpdate:

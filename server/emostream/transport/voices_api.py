@@ -94,10 +94,10 @@ def voice_routes(
     """
     max_bytes = enroller.max_bytes
 
-    def refuse(status: int, code: str, message: str) -> Response:
+    def refuse(status: int, code: str, message: str, *, param: str | None = None) -> Response:
         if metrics is not None:
             metrics.errors.labels(code).inc()
-        return error(status, code, message)
+        return error(status, code, message, param=param)
 
     def owned(request: Request, voice_id: str) -> ClonedVoice | None:
         voice = registry.get(voice_id)
@@ -127,14 +127,14 @@ def voice_routes(
                 name = form.get("name")
                 if not isinstance(file, UploadFile):
                     if named:
-                        raise _Refused(error(400, "missing_file",
-                                             "the form needs a 'file' part (the clip)"))  # fmt: skip
+                        raise _Refused(error(400, "missing_file", "the form needs a 'file' "
+                                             "part (the clip)", param="file"))  # fmt: skip
                     return None, None
                 data = await file.read(max_bytes + 1)
         except _Refused:
             raise
         except ClipError as exc:  # pragma: no cover - defensive
-            raise _Refused(error(exc.http_status, exc.code, exc.message)) from None
+            raise _Refused(error(exc.http_status, exc.code, exc.message, param="file")) from None
         except Exception as exc:  # noqa: BLE001 - malformed multipart bodies raise various errors
             raise _Refused(error(400, "bad_form", f"malformed multipart body: {exc}")) from None
         return data, name if isinstance(name, str) else None
@@ -153,16 +153,16 @@ def voice_routes(
             return refused.response
         assert data is not None
         if name is None:
-            return error(400, "bad_name", "the form needs a 'name' field")
+            return error(400, "bad_name", "the form needs a 'name' field", param="name")
         try:
             name = clean_name(name)
         except ValueError as exc:
-            return error(400, "bad_name", str(exc))
+            return error(400, "bad_name", str(exc), param="name")
         try:
             enrolment = await enroller.enroll(data)
         except ClipError as exc:
             log.info("clip refused: %s (%s)", exc.code, exc.message)
-            return error(exc.http_status, exc.code, exc.message)
+            return error(exc.http_status, exc.code, exc.message, param="file")
         clip, final_name = enrolment.clip, name
         voice = await enroller.run(
             lambda: registry.add(
@@ -224,10 +224,10 @@ def voice_routes(
                 enrolment = await enroller.enroll(data)
             except ClipError as exc:
                 log.info("clip refused: %s (%s)", exc.code, exc.message)
-                return error(exc.http_status, exc.code, exc.message)
+                return error(exc.http_status, exc.code, exc.message, param="file")
             notice = await queue.verdict(enrolment.clip)
             if notice is not None:
-                return refuse(400, notice.code, notice.message)
+                return refuse(400, notice.code, notice.message, param="file")
             clip, embedding = enrolment.clip, enrolment.embedding
         try:
             queued = await queue.submit(

@@ -1,8 +1,8 @@
 """The project's own acoustic model as a :class:`~emostream.voices.base.Voice`.
 
 ``acoustic()`` runs G2P → the acoustic model and returns an 80-bin HiFi-GAN mel ``[80, T]``
-with frames per unit. The model is either :class:`~emostream.models.acoustic.AcousticModel`
-(torch: GPU serving, batched) or :class:`~emostream.models.acoustic_onnx.OnnxAcousticModel`
+with frames per unit. The model is either :class:`~emostream.networks.acoustic.AcousticModel`
+(torch: GPU serving, batched) or :class:`~emostream.networks.acoustic_onnx.OnnxAcousticModel`
 (ONNX Runtime on CPU, the default install: no torch); both read the same shipped ONNX file.
 ``decode`` is pluggable: pass any ``mel [80, T] → audio`` callable (the light vocoder or
 HiFi-GAN V1) with the context it needs for chunked decoding; without one, ``decode`` raises.
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Union
 import numpy as np
 import numpy.typing as npt
 
-from emostream.models.acoustic_onnx import OnnxAcousticModel, Prosody, pack_one
+from emostream.networks.acoustic_onnx import OnnxAcousticModel, Prosody, pack_one
 from emostream.text.emotion import EMOTIONS, prosody_controls
 from emostream.text.phonemes import G2P, PhonemeSequence
 from emostream.text.pieces import fit_pieces, piece_limit
@@ -34,7 +34,7 @@ from emostream.voices.words import WordUnits, safe_align
 if TYPE_CHECKING:
     import torch
 
-    from emostream.models.acoustic import AcousticModel
+    from emostream.networks.acoustic import AcousticModel
 
 Decoder = Callable[[npt.NDArray[np.float32]], npt.NDArray[np.float32]]
 Model = Union["AcousticModel", OnnxAcousticModel]
@@ -82,7 +82,7 @@ class AcousticRequest:
     emotion: int  # index into EMOTIONS
     intensity: float
     prosody: Prosody
-    timbre: npt.NDArray[np.float32] | None = None  # [80] log-mel offset of a refined clone
+    timbre: npt.NDArray[np.float32] | None = None  # [2, 80] a refined clone's scale, offset
 
 
 def infer_batch(model: Model, requests: Sequence[AcousticRequest], *, device: str = "cpu"
@@ -200,7 +200,9 @@ def split_latents(
         tail = max(round(TAIL_FRAMES * r.prosody.pause), 1)  # the pause control scales it
         frames, d = trim_silence(frames, d, leading=leading, tail_frames=tail)
         if r.timbre is not None:  # a refined clone's correction (voices.cloning.refine)
-            frames = np.ascontiguousarray(frames + r.timbre[:, None], dtype=np.float32)
+            frames = np.ascontiguousarray(
+                frames * r.timbre[0][:, None] + r.timbre[1][:, None], dtype=np.float32
+            )
         latents.append(Latent(frames=frames, unit_frames=d, units=r.seq.symbols))
     return latents
 
@@ -219,7 +221,7 @@ class AcousticVoice:
     trained_emotions: tuple[str, ...] = ("neutral",)  # labels with a trained embedding row
     device: str = "cpu"
     stages: tuple[BatchedStage, ...] = ()  # what an engine process may batch (the family's)
-    timbre: npt.NDArray[np.float32] | None = None  # a refined clone's log-mel offset [80]
+    timbre: npt.NDArray[np.float32] | None = None  # a refined clone's log-mel scale, offset [2, 80]
 
     def batched_stages(self) -> tuple[BatchedStage, ...]:
         return self.stages
@@ -323,7 +325,7 @@ class AcousticFamily:
 
     ``backend``: ``"onnx"`` runs the shipped ONNX file in ONNX Runtime on CPU (``threads``
     intra-op threads; no torch needed), ``"torch"`` loads its weights into
-    :class:`~emostream.models.acoustic.AcousticModel` on ``device`` (GPU serving, batched).
+    :class:`~emostream.networks.acoustic.AcousticModel` on ``device`` (GPU serving, batched).
     ``context_frames``: what ``decoder`` needs each side of a chunk (see ``AcousticVoice``)."""
 
     def __init__(
@@ -348,7 +350,7 @@ class AcousticFamily:
             self.model = OnnxAcousticModel(path, threads=threads)
             device = "cpu"
         elif backend == "torch":
-            from emostream.models.acoustic import AcousticModel
+            from emostream.networks.acoustic import AcousticModel
 
             self.model = AcousticModel.load(path).to(device=device, dtype=dtype).eval()
         else:
@@ -358,8 +360,8 @@ class AcousticFamily:
         self.centre = speaker_centre(self.speakers)
         self.clone_gain = clone_gain
         self.g2p = G2P()
-        # Load the front ends' dictionaries now (jieba's takes ~1.3 s), not in the first
-        # Mandarin request (measured on a fresh install: first audio 1.46 s instead of ~0.1 s).
+        # Load the front ends' dictionaries now (jieba's takes over a second), not in the first
+        # Mandarin request (docs/measurements.md, "Figures behind the code").
         self.g2p("你好，hello.")
         self.decoder = decoder
         self.context_frames = context_frames
@@ -378,6 +380,7 @@ class AcousticFamily:
                 partial(infer_batch, self.model, device=self.device),
                 batch_sizes=batches,
                 size=_request_units,
+                model=self.model,
             )
         ]
         if vocoder_key:

@@ -55,7 +55,8 @@ class Scripted:
 
 
 def refinement(seed: int = 0) -> Refinement:
-    timbre = np.random.default_rng(seed).normal(0, 0.3, 80).astype(np.float32)
+    offset = np.random.default_rng(seed).normal(0, 0.3, 80)
+    timbre = np.stack([np.ones(80), offset]).astype(np.float32)  # [2, 80]: scale, offset
     return Refinement(timbre, 5.0, 1.5, 0.80, 0.85, 8000.0, 2, 3.0)
 
 

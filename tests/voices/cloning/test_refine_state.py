@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from emostream.voices.cloning.refine_state import (
-    TIMBRE_BANDS,
+    TIMBRE_SHAPE,
     Notice,
     RefineBusy,
     Refined,
@@ -26,7 +26,8 @@ STALE = 600.0
 
 
 def _refined(seed: int = 0, at: float = 100.0) -> Refined:
-    timbre = np.random.default_rng(seed).normal(0, 0.3, TIMBRE_BANDS).astype(np.float32)
+    timbre = np.random.default_rng(seed).normal(0, 0.3, TIMBRE_SHAPE).astype(np.float32)
+    timbre[0] += 1.0  # scales near 1
     summary = {"ge2e_similarity_before": 0.8, "ge2e_similarity_after": 0.84, "seconds": 4.2}
     return Refined(timbre, summary, at, "ab" * 32)
 
@@ -124,6 +125,8 @@ def test_fields_round_trip() -> None:
 
 def test_a_broken_timbre_is_never_half_used() -> None:
     fields = record_fields(RefineRecord(RefineState.REFINED, since=1, job="j", refined=_refined()))
-    for broken in (b"\x00" * 12, np.full(TIMBRE_BANDS, np.nan, "<f4").tobytes(), None):
+    broken_ones = (b"\x00" * 12, np.full(TIMBRE_SHAPE, np.nan, "<f4").tobytes(),
+                   np.zeros(80, "<f4").tobytes(), None)  # fmt: skip
+    for broken in broken_ones:
         back = record_from_fields({**fields, "timbre": broken})
         assert back.refined is None and back.state is RefineState.READY

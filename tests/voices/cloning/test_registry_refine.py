@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from emostream.voices.cloning.refine_state import (
-    TIMBRE_BANDS,
+    TIMBRE_SHAPE,
     Notice,
     Refined,
     RefineState,
@@ -45,7 +45,7 @@ def _add(reg: VoiceStore, seed: int = 0) -> ClonedVoice:
 
 
 def _refined(seed: int = 0) -> Refined:
-    timbre = np.random.default_rng(seed).normal(0, 0.4, TIMBRE_BANDS).astype(np.float32)
+    timbre = np.random.default_rng(seed).normal(0, 0.4, TIMBRE_SHAPE).astype(np.float32)
     return Refined(timbre, {"ge2e_similarity_after": 0.9, "seconds": 3.0}, 1000.0 + seed, "a" * 64)
 
 

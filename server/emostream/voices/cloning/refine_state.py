@@ -35,6 +35,7 @@ import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float32]
 TIMBRE_BANDS = 80
+TIMBRE_SHAPE = (2, TIMBRE_BANDS)  # per band: log-mel scale, offset (voices.cloning.refine)
 
 
 class RefineState(StrEnum):
@@ -67,8 +68,8 @@ class Notice:
 
 @dataclass(frozen=True)
 class Refined:
-    """The refinement a voice speaks with: its ``timbre`` (log-mel offset per band) and the
-    refiner's figures (``summary``: :meth:`Refinement.summary`), made at ``at`` (unix s)
+    """The refinement a voice speaks with: its ``timbre`` (``[2, 80]``: log-mel scale and
+    offset per band) and the refiner's figures (``summary``: :meth:`Refinement.summary`), made at ``at`` (unix s)
     against the clip whose upload hashed to ``clip_sha256``."""
 
     timbre: FloatArray
@@ -237,11 +238,13 @@ _STORED = {s.value for s in RefineState if s is not RefineState.UNAVAILABLE}
 
 
 def encode_timbre(timbre: FloatArray) -> bytes:
-    return np.ascontiguousarray(timbre, dtype="<f4").tobytes()
+    """``timbre [2, 80]`` as stored: little-endian float32, scales then offsets."""
+    return np.ascontiguousarray(timbre, dtype="<f4").reshape(TIMBRE_SHAPE).tobytes()
 
 
 def decode_timbre(raw: bytes) -> FloatArray | None:
-    if len(raw) != 4 * TIMBRE_BANDS:
+    """The stored timbre as ``[2, 80]``; None for bytes of another size or not finite."""
+    if len(raw) != 4 * TIMBRE_SHAPE[0] * TIMBRE_SHAPE[1]:
         return None
-    vector = np.frombuffer(raw, dtype="<f4").astype(np.float32)
-    return vector if np.all(np.isfinite(vector)) else None
+    timbre = np.frombuffer(raw, dtype="<f4").astype(np.float32).reshape(TIMBRE_SHAPE)
+    return timbre if np.all(np.isfinite(timbre)) else None
