@@ -174,6 +174,10 @@ class Settings:
     # clone_refine_timeout_s x (clone_refine_queue + 2).
     clone_refine_timeout_s: float = 120.0
     clone_refine_idle_s: float = 60.0  # the worker process ends after this long without work
+    # Refinement matches the clip's band limit like any other colour of it (a stored clip is
+    # 16 kHz: nothing above 8 kHz); off: the bands above the clip's source bandwidth are left
+    # as the model makes them (docs/cloning.md measures both).
+    clone_match_bandwidth: bool = True
     acoustic: str = "auto"  # EmoStream acoustic voices: auto (if the model is found), on, off
     models_dir: str = ""  # shipped weights; empty: the models/ folder above the package
     # Vocoder of the EmoStream voices: "lite" (the light one, ONNX Runtime on CPU / torch on

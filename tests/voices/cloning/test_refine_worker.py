@@ -24,6 +24,8 @@ from emostream.voices.cloning.refine_worker import (
     RefineFailure,
     RefineTask,
     ThreadBackend,
+    refiner_for,
+    worker_settings,
 )
 from tests.voices.voice_fixtures import to_bytes
 
@@ -81,6 +83,15 @@ async def test_the_worker_process_refines_in_sched_idle_and_goes_when_idle(
         assert backend.pid is None and not Path(f"/proc/{pid}").exists()  # idle: gone
     finally:
         await backend.aclose()
+
+
+def test_the_settings_reach_the_worker() -> None:
+    config = worker_settings(Settings(clone_match_bandwidth=False, clone_gain=1.1, device="cuda"))
+    assert config["clone_match_bandwidth"] is False and config["clone_gain"] == 1.1
+    assert config["vocoder"] == "auto"  # a GPU server's worker refines with the CPU's vocoder
+    refiner = refiner_for(Settings(**{k: v for k, v in config.items() if k != "vocoder"}),
+                          SpeakerEncoder())  # fmt: skip
+    assert refiner.match_bandwidth is False and refiner.embed is not None
 
 
 async def test_a_job_past_its_time_is_killed(task: RefineTask) -> None:

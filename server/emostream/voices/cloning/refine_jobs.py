@@ -40,7 +40,7 @@ import numpy.typing as npt
 from emostream.config import Settings
 from emostream.voices.cloning.clip import Clip, ClipError
 from emostream.voices.cloning.encoder import SpeakerEncoder
-from emostream.voices.cloning.refine import RefineError, TimbreRefiner
+from emostream.voices.cloning.refine import RefineError
 from emostream.voices.cloning.refine_checks import EmbedAudio, RefineChecks, refine_verdict
 from emostream.voices.cloning.refine_state import (
     INTERRUPTED,
@@ -62,6 +62,7 @@ from emostream.voices.cloning.refine_worker import (
     RefineFailure,
     RefineTask,
     ThreadBackend,
+    refiner_for,
 )
 from emostream.voices.cloning.registry import (
     ClonedVoice,
@@ -373,7 +374,7 @@ def refinements_for(
                                  timeout_s=settings.clone_refine_timeout_s,
                                  idle_s=settings.clone_refine_idle_s)  # fmt: skip
     else:
-        backend = ThreadBackend(family, refiner=TimbreRefiner(embed=encoder.embed_utterance))
+        backend = ThreadBackend(family, refiner=refiner_for(settings, encoder))
     return Refinements(
         registry, backend, embed_audio=encoder.embed_audio, intake=intake,
         unavailable=unavailable, queue_size=settings.clone_refine_queue,

@@ -43,6 +43,7 @@ import numpy.typing as npt
 
 from emostream.config import Settings
 from emostream.voices.base import Controls
+from emostream.voices.cloning.encoder import SpeakerEncoder
 from emostream.voices.cloning.refine import RefineError, Refinement, TimbreRefiner
 
 log = logging.getLogger(__name__)
@@ -130,7 +131,14 @@ def worker_settings(settings: Settings) -> dict[str, Any]:
         "clone_gain": settings.clone_gain,
         "vocoder": "auto" if settings.device == "cuda" else settings.vocoder,  # lite on CPU
         "vocoder_checkpoint": settings.vocoder_checkpoint,
+        "clone_match_bandwidth": settings.clone_match_bandwidth,
     }  # fmt: skip
+
+
+def refiner_for(settings: Settings, encoder: SpeakerEncoder) -> TimbreRefiner:
+    """The refiner a server with ``settings`` uses (``encoder``: GE2E for its figures)."""
+    return TimbreRefiner(embed=encoder.embed_utterance,
+                         match_bandwidth=settings.clone_match_bandwidth)  # fmt: skip
 
 
 class ProcessBackend:
@@ -302,7 +310,6 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING)
     try:
         from emostream.voices.catalog import load_acoustic_family
-        from emostream.voices.cloning.encoder import SpeakerEncoder
 
         settings = Settings(acoustic="on", device="cpu", cpu_threads=1, embedded_voice=False,
                             **config)  # fmt: skip
@@ -313,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which logs it
         _send(out, ("error", f"{type(exc).__name__}: {exc}"))
         return 1
-    refiner = TimbreRefiner(embed=encoder.embed_utterance)
+    refiner = refiner_for(settings, encoder)
     _send(out, ("ready", os.getpid()))
     stdin = sys.stdin.buffer
     while (task := _read_blocking(stdin)) is not None:
