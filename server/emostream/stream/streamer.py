@@ -24,6 +24,7 @@ from emostream.codec.packetizer import OutputFormat, Packetizer
 from emostream.engine.chunks import ChunkSchedule, bucketed_schedule, pad_side, trim_output
 from emostream.engine.runner import Bucketed, Runner
 from emostream.engine.scheduling.scheduler import REFILL_AHEAD_S
+from emostream.text.context import spoken_text
 from emostream.voices.base import (
     Controls,
     Latent,
@@ -212,11 +213,12 @@ async def _acoustic_ahead(
             )  # fmt: skip
             planned_s += latent.num_frames * voice.hop_length / voice.info.sample_rate
             words = None
+            spoken = spoken_text(text)  # without the context it was rendered with, if any
             if request.word_timestamps and isinstance(request.voice, WordTimedVoice):
                 # Off the event loop: G2P of the words not yet cached (~0.2 ms a word).
-                words = await asyncio.to_thread(request.voice.word_units, text, latent)
+                words = await asyncio.to_thread(request.voice.word_units, spoken, latent)
             stats.compute_s += clock() - t0
-            await out.put((text, latent, words))
+            await out.put((spoken, latent, words))
         await out.put(None)
     except asyncio.CancelledError:
         raise

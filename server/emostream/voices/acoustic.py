@@ -25,10 +25,13 @@ import numpy as np
 import numpy.typing as npt
 
 from emostream.models.acoustic_onnx import OnnxAcousticModel, Prosody, pack_one
+from emostream.models.mel import silence_level
+from emostream.text.context import Segment
 from emostream.text.emotion import EMOTIONS, prosody_controls
 from emostream.text.phonemes import G2P, PhonemeSequence
 from emostream.text.pieces import fit_pieces, piece_limit
 from emostream.voices.base import BatchedStage, Controls, Latent, VoiceInfo, join_latents
+from emostream.voices.joins import Span, cut, locate
 from emostream.voices.words import WordUnits, safe_align
 
 if TYPE_CHECKING:
@@ -82,6 +85,9 @@ class AcousticRequest:
     emotion: int  # index into EMOTIONS
     intensity: float
     prosody: Prosody
+    # The units that are the segment's, when ``seq`` renders it with the words around it
+    # (emostream.voices.joins); None: all of them.
+    span: Span | None = None
 
 
 def infer_batch(model: Model, requests: Sequence[AcousticRequest], *, device: str = "cpu"
@@ -195,11 +201,21 @@ def split_latents(
     for i, r in enumerate(requests):
         d = durs[i, : len(r.seq.units)]
         frames = np.ascontiguousarray(mels[i, : max(int(d.sum()), 1)].T, dtype=np.float32)
+        units = r.seq.symbols
         leading = bool(r.seq.units) and r.seq.units[0].symbol == "^"
         tail = max(round(TAIL_FRAMES * r.prosody.pause), 1)  # the pause control scales it
+        if r.span is not None:  # rendered in context: keep the segment's own frames
+            frames, d = cut(frames, d, r.span, silence=_SILENCE)
+            units = units[r.span.lo : r.span.hi]
+            leading = leading and r.span.lo == 0
+            if r.span.hi < len(r.seq.units):  # no end silence to trim
+                tail = 1 << 30
         frames, d = trim_silence(frames, d, leading=leading, tail_frames=tail)
-        latents.append(Latent(frames=frames, unit_frames=d, units=r.seq.symbols))
+        latents.append(Latent(frames=frames, unit_frames=d, units=units))
     return latents
+
+
+_SILENCE = silence_level()
 
 
 @dataclass
@@ -225,12 +241,15 @@ class AcousticVoice:
         # Only labels the checkpoint was trained on reach its emotion embedding (v0.1: neutral
         # only; an untrained row wrecks the durations). The others act through prosody_for.
         label = controls.emotion if controls.emotion in self.trained_emotions else "neutral"
+        segment = Segment.parse(text)
+        seq, span = locate(self.g2p, segment) if segment.has_context else (self.g2p(text), None)
         return AcousticRequest(
-            seq=self.g2p(text),
+            seq=seq,
             speaker=self.speaker,
             emotion=EMOTIONS.index(label),
             intensity=controls.intensity if label != "neutral" else 1.0,  # as trained
             prosody=prosody_for(controls),
+            span=span,
         )
 
     def acoustic(self, text: str, controls: Controls) -> Latent:
@@ -249,7 +268,13 @@ class AcousticVoice:
         request's rate (:func:`~emostream.text.pieces.fit_pieces`; one piece when it fits)."""
         g2p = self.g2p
         limit = piece_limit(MAX_PIECE_UNITS, prosody_for(controls).rate)
-        return fit_pieces(text, lambda piece: len(g2p(piece).units), limit)
+        segment = Segment.parse(text)
+        pieces = fit_pieces(segment.text, lambda piece: len(g2p(piece).units), limit)
+        if not segment.has_context:
+            return pieces
+        last = len(pieces) - 1  # the first piece takes the left context, the last the right
+        return [segment.with_text(p, first=k == 0, last=k == last).wire()
+                for k, p in enumerate(pieces)]  # fmt: skip
 
     def word_units(self, text: str, latent: Latent) -> list[WordUnits]:
         """Written words of ``text`` and the units of ``latent`` that speak them: each word

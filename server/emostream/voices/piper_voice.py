@@ -28,6 +28,7 @@ import onnxruntime as ort
 
 from emostream.models.ort_cpu import cpu_options
 from emostream.text import espeak
+from emostream.text.context import spoken_text
 from emostream.text.pieces import fit_pieces, piece_limit
 from emostream.voices.base import Controls, Latent, VoiceInfo, check_controls, join_latents
 from emostream.voices.words import WordUnits, safe_align
@@ -141,6 +142,7 @@ class PiperVoice:
         speed) is made piece by piece (:meth:`pieces`) and joined."""
         check_controls(self.info, controls)
         speed = min(MAX_SPEED, max(MIN_SPEED, controls.speed))
+        text = spoken_text(text)  # context (emostream.text.context) is not rendered here
         ids, phonemes = self.phoneme_ids(text)
         if len(ids) <= piece_limit(MAX_PIECE_IDS, speed):
             return self._latent(ids, phonemes, speed)
@@ -152,7 +154,8 @@ class PiperVoice:
         speed (:func:`~emostream.text.pieces.fit_pieces`; one piece when it fits)."""
         speed = min(MAX_SPEED, max(MIN_SPEED, controls.speed))
         limit = piece_limit(MAX_PIECE_IDS, speed)
-        return fit_pieces(text, lambda piece: len(self.phoneme_ids(piece)[0]), limit)
+        return fit_pieces(spoken_text(text), lambda piece: len(self.phoneme_ids(piece)[0]),
+                          limit)  # fmt: skip
 
     def _latent(self, ids: list[int], phonemes: list[str], speed: float) -> Latent:
         if not ids:
