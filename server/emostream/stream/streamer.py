@@ -319,13 +319,15 @@ async def stream_utterance(
             if latent.num_frames == 0:
                 continue
             short_first = _listener_starving(stats, out_rate, clock())
-            for window in schedule.windows(latent.num_frames, first=short_first):
+            frames, before, after = with_context(latent)
+            for window in schedule.windows(latent.num_frames, first=short_first, before=before,
+                                           after=after):  # fmt: skip
                 t0 = clock()
                 audio = await runner.decode(
                     voice,
-                    latent.frames[:, window.lo : window.hi],
+                    frames[:, window.lo : window.hi],
                     stream_id=request.stream_id,
-                    pad_side=pad_side(window, latent.num_frames),
+                    pad_side=pad_side(window, frames.shape[-1]),
                     deadline=_listener_deadline(stats, out_rate, clock()),
                 )
                 stats.compute_s += clock() - t0
@@ -355,6 +357,18 @@ async def stream_utterance(
         producer.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await producer
+
+
+def with_context(latent: Latent) -> tuple[npt.NDArray[np.float32], int, int]:
+    """The frames to decode a segment from: its own with the context frames its voice rendered
+    around it (``Latent.before``/``after``; a segment cut between two words), and how many
+    of each."""
+    parts = [p for p in (latent.before, latent.frames, latent.after) if p is not None]
+    if len(parts) == 1:
+        return latent.frames, 0, 0
+    n_before = 0 if latent.before is None else int(latent.before.shape[-1])
+    n_after = 0 if latent.after is None else int(latent.after.shape[-1])
+    return np.ascontiguousarray(np.concatenate(parts, axis=-1)), n_before, n_after
 
 
 class AudioCap:

@@ -25,7 +25,6 @@ import numpy as np
 import numpy.typing as npt
 
 from emostream.models.acoustic_onnx import OnnxAcousticModel, Prosody, pack_one
-from emostream.models.mel import silence_level
 from emostream.text.context import Segment
 from emostream.text.emotion import EMOTIONS, prosody_controls
 from emostream.text.phonemes import G2P, PhonemeSequence
@@ -204,18 +203,20 @@ def split_latents(
         units = r.seq.symbols
         leading = bool(r.seq.units) and r.seq.units[0].symbol == "^"
         tail = max(round(TAIL_FRAMES * r.prosody.pause), 1)  # the pause control scales it
+        context = None
         if r.span is not None:  # rendered in context: keep the segment's own frames
-            frames, d = cut(frames, d, r.span, silence=_SILENCE)
+            context = cut(frames, d, r.span)
+            frames, d = context.frames, context.unit_frames
             units = units[r.span.lo : r.span.hi]
             leading = leading and r.span.lo == 0
             if r.span.hi < len(r.seq.units):  # no end silence to trim
                 tail = 1 << 30
         frames, d = trim_silence(frames, d, leading=leading, tail_frames=tail)
-        latents.append(Latent(frames=frames, unit_frames=d, units=units))
+        latent = Latent(frames=frames, unit_frames=d, units=units)
+        if context is not None:
+            latent.before, latent.after = context.before, context.after
+        latents.append(latent)
     return latents
-
-
-_SILENCE = silence_level()
 
 
 @dataclass

@@ -29,11 +29,12 @@ import numpy.typing as npt
 
 from emostream.text.context import Segment
 from emostream.text.phonemes import BOS, EOS, SPACE, PhonemeSequence
+from emostream.voices.base import Latent
 
 STRESS = frozenset(("ˈ", "ˌ"))
-FADE_OUT_FRAMES = 3  # at the end of a segment cut before its next words (35 ms at hop 256)
-FADE_IN_FRAMES = 2  # at the start of a segment cut after its previous words
-FADE_FLOOR = 0.05  # the amplitude the fade reaches on its last frame
+# Rendered frames kept either side of a cut edge, as the decoder's context there (the light
+# vocoder needs 29 a side to decode a chunk as the whole would, HiFi-GAN V1 14).
+CONTEXT_FRAMES = 32
 
 
 @dataclass(frozen=True)
@@ -89,35 +90,17 @@ def _end_of(g2p: Callable[[str], PhonemeSequence], prefix: str, seq: PhonemeSequ
     return None
 
 
-def cut(
-    frames: npt.NDArray[np.float32],
-    unit_frames: npt.NDArray[np.int64],
-    span: Span,
-    *,
-    silence: float,
-) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
-    """The frames ``[C, T]`` of ``span``'s units and their frame counts, each cut edge faded
-    toward ``silence`` (the log-mel of digital silence). Edges at ``^``/``$`` (no context
-    there) are returned as they are, for the usual trim."""
+def cut(frames: npt.NDArray[np.float32], unit_frames: npt.NDArray[np.int64], span: Span) -> Latent:
+    """``span``'s frames ``[C, T]`` and frame counts as a :class:`Latent` (units left for the
+    caller), with up to :data:`CONTEXT_FRAMES` rendered frames either side of a cut edge as its
+    decoder context (``before``/``after``)."""
     bounds = np.concatenate([[0], np.cumsum(unit_frames)])
     start, end = int(bounds[span.lo]), int(bounds[span.hi])
-    out = np.array(frames[:, start:end], dtype=np.float32, copy=True)
-    counts = unit_frames[span.lo : span.hi].astype(np.int64)
-    if span.lo > 0:
-        _fade(out, FADE_IN_FRAMES, silence, at_end=False)
-    if span.hi < len(unit_frames):
-        _fade(out, FADE_OUT_FRAMES, silence, at_end=True)
-    return out, counts
-
-
-def _fade(frames: npt.NDArray[np.float32], n: int, silence: float, *, at_end: bool) -> None:
-    """Scale the amplitude of ``n`` edge frames down toward ``FADE_FLOOR``, in place (a
-    log-mel frame plus the log of the gain, not below ``silence``)."""
-    n = min(n, frames.shape[1])
-    if n <= 0:
-        return
-    gains = np.log(np.linspace(1.0, FADE_FLOOR, n + 1)[1:]).astype(np.float32)
-    if at_end:
-        frames[:, -n:] = np.maximum(frames[:, -n:] + gains[None, :], silence)
-    else:
-        frames[:, :n] = np.maximum(frames[:, :n] + gains[::-1][None, :], silence)
+    before = frames[:, max(0, start - CONTEXT_FRAMES) : start] if span.lo > 0 else None
+    after = frames[:, end : end + CONTEXT_FRAMES] if span.hi < len(unit_frames) else None
+    return Latent(
+        frames=np.ascontiguousarray(frames[:, start:end], dtype=np.float32),
+        unit_frames=unit_frames[span.lo : span.hi].astype(np.int64),
+        before=None if before is None else np.ascontiguousarray(before, dtype=np.float32),
+        after=None if after is None else np.ascontiguousarray(after, dtype=np.float32),
+    )
