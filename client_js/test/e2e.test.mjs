@@ -160,14 +160,30 @@ test('Opus encoded at 16 kHz decodes straight to 48 kHz (WebCodecs)', async () =
   assert.equal(stats.samplesPlayed % 960, 0, 'whole 20 ms packets at 48 kHz');
 });
 
-test('tokens streamed word by word: everything sent is played', async () => {
-  await openDemo();
-  const stats = await speakViaUi(SENTENCE, { button: '#stream' });
-  figures.runs.tokens = stats;
-  checkExact(stats, { decoder: 'webcodecs' });
-  // Underruns are reported, not asserted, here: when words arrive slower than the server can
-  // close a segment, the gap is in the text, not in the client.
-  console.log(`E2E_FIGURES tokens ${JSON.stringify({ firstAudioMs: stats.firstAudioMs, underruns: stats.underruns })}`);
+test('tokens streamed word by word: everything sent is played, without an underrun', async () => {
+  // Words 25 ms apart, as an LLM writes them: the server speaks "Hello!" and then the next
+  // words as soon as there are enough of them (a segment may end between words, and grows
+  // while the last one plays), so the listener never waits for the sentence's full stop.
+  // Before 2026-12-07 it did: an underrun in every run. A measured run starts on a fresh page
+  // (the player's default pre-buffer, not one an earlier underrun grew) after a warm-up run
+  // that warms the server; as in speakGapless, up to ATTEMPTS measured runs for the shared
+  // machine's noise (EMOSTREAM_E2E_ATTEMPTS=1: one), every one kept in e2e-figures.json.
+  const attempts = [];
+  for (let i = 0; i < ATTEMPTS; i++) {
+    await openDemo();
+    const warm = await speakViaUi(SENTENCE, { button: '#stream' });
+    await openDemo();
+    const prebufferMs = await page.evaluate(() => window.emostreamDemo.client.player.stats.prebufferMs);
+    assert.equal(prebufferMs, 60, 'a measured run starts from the default pre-buffer');
+    const stats = await speakViaUi(SENTENCE, { button: '#stream' });
+    checkExact(stats, { decoder: 'webcodecs' });
+    attempts.push({ ...stats, warmupUnderruns: warm.underruns, log: stats.underruns ? pageLog : undefined });
+    console.log(`E2E_FIGURES tokens ${JSON.stringify({ attempt: i + 1, server: server.kind, warmupUnderruns: warm.underruns, firstAudioMs: stats.firstAudioMs, serverFirstAudioMs: stats.serverFirstAudioMs, underruns: stats.underruns, audioMs: stats.audioMs })}`);
+    if (stats.underruns === 0) break;
+  }
+  figures.runs.tokens = attempts;
+  assert.ok(attempts.some((a) => a.underruns === 0),
+    `an underrun in each of ${attempts.length} measured runs (${attempts.map((a) => a.underruns)}; logs: ${JSON.stringify(attempts.map((a) => a.log))})`);
 });
 
 test('live captions: the demo highlights each word while it plays', async () => {
