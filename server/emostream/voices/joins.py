@@ -1,27 +1,32 @@
 """A segment rendered with the words around it, cut to its own frames (sans-I/O).
 
 A segment the segmenter cut between two words (:mod:`emostream.text.context`) is rendered
-as ``before + text + after`` by the acoustic model, which is non-autoregressive and says how
-many frames each unit takes, so the segment's own frames are known exactly: from the first
-unit after ``before`` and its word space, to the word space after the segment's last unit.
-Its last word is then said as inside the sentence, not as an utterance's end (no final
-lengthening, no fall, no end silence), and the next segment starts as the sentence goes on
-(no ``^`` lead, no new declination), so the two play as one sentence (measured on dev
-sentences, 2026-12-07: Whisper heard every plain join as a comma and none of these; the
-joined audio within 1% of the whole sentence's length, against +7% for plain joins).
+as ``before + text + after``. The acoustic models here are non-autoregressive and say how many
+frames each unit takes (FastSpeech 2 and VITS alike), so the segment's own frames are known
+exactly: from the first unit after ``before`` and its word space, to the word space after the
+segment's last unit. Its last word is then said as inside the sentence, not as an utterance's
+end (no final lengthening, no fall, no end silence), and the next segment starts as the
+sentence goes on (no ``^`` lead), so the two play as one sentence. Dev sentences, 2026-12-07
+(af_heart, zf_xiaoxiao; not the benchmark's): Whisper wrote a comma at 6 of 10 joins of
+segments rendered alone and at none rendered in context; the joined audio was 5-10% longer
+than the whole sentence's alone, within 2% in context.
+
+The rendered frames next to a cut edge are kept too, up to :data:`CONTEXT_FRAMES` a side
+(``Latent.before``/``after``), as the decoder's context there: the segment's first and last
+samples are decoded as inside the sentence, and the audio of two segments meets without a
+click or a gap (sample steps at the seams no larger than elsewhere). Fading the cut edges
+instead lost short words at the start of a segment ("start | with the" heard "start the").
 
 :func:`locate` finds the units: the segment (and ``before``) are phonemised alone and their
-units matched, stress marks aside, against the start of the rendered sequence; espeak may
-phonemise a word differently in context ("that" unstressed) but not otherwise, and when the
-match fails (espeak joined two words across the cut: "with the" as one unit run) that side
-renders without its context, as a plain segment would. :func:`cut` keeps the frames and fades
-the cut edges over a few frames (in the log-mel domain, toward silence), where the audio
-would otherwise stop or start mid-sound.
+units matched (:func:`word_space`), stress marks aside, against the start of the rendered
+sequence; espeak may phonemise a word differently in context ("that" unstressed) but not
+otherwise, and when the match fails (espeak read two words across the cut as one run: "not
+a" as nɑːɾə) that side renders without its context, as a plain segment would.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +37,7 @@ from emostream.text.phonemes import BOS, EOS, SPACE, PhonemeSequence
 from emostream.voices.base import Latent
 
 STRESS = frozenset(("ˈ", "ˌ"))
+MARKS = STRESS | {BOS, EOS}  # not matched (word_space)
 # Rendered frames kept either side of a cut edge, as the decoder's context there (the light
 # vocoder needs 29 a side to decode a chunk as the whole would, HiFi-GAN V1 14).
 CONTEXT_FRAMES = 32
@@ -71,23 +77,27 @@ def locate(g2p: Callable[[str], PhonemeSequence], segment: Segment
 
 def _end_of(g2p: Callable[[str], PhonemeSequence], prefix: str, seq: PhonemeSequence
             ) -> int | None:  # fmt: skip
-    """The index in ``seq`` of the word space that follows ``prefix``'s units (``prefix``
-    phonemised alone, matched against the start of ``seq``, stress marks aside); the length
-    of ``seq`` when ``prefix`` is all of it but ``$``; None when they do not match there."""
-    alone = [s for s in g2p(prefix).symbols if s not in STRESS and s not in (BOS, EOS)]
-    symbols = seq.symbols
+    """:func:`word_space` of ``prefix`` phonemised alone in ``seq``."""
+    return word_space(g2p(prefix).symbols, seq.symbols)
+
+
+def word_space(alone: Sequence[str], full: Sequence[str], *, ignore: frozenset[str] = MARKS
+               ) -> int | None:  # fmt: skip
+    """The index in ``full`` of the word space (``" "``) right after ``alone``'s symbols,
+    matched against the start of ``full`` with the symbols in ``ignore`` (stress marks, ``^``,
+    ``$``; a VITS voice's pads) aside; the length of ``full`` when nothing but those follows;
+    None when the two differ there (a word read otherwise, or joined to the next)."""
+    want = [s for s in alone if s not in ignore]
     j = 0
-    for i, s in enumerate(symbols):
-        if s in STRESS or s == BOS:
+    for i, s in enumerate(full):
+        if s in ignore:
             continue
-        if j == len(alone):
-            if s == SPACE:
-                return i
-            return len(symbols) if s == EOS else None
-        if s != alone[j]:
+        if j == len(want):
+            return i if s == SPACE else None
+        if s != want[j]:
             return None
         j += 1
-    return None
+    return len(full) if j == len(want) else None
 
 
 def cut(frames: npt.NDArray[np.float32], unit_frames: npt.NDArray[np.int64], span: Span) -> Latent:
