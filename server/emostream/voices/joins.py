@@ -8,8 +8,8 @@ segment's last unit. Its last word is then said as inside the sentence, not as a
 end (no final lengthening, no fall, no end silence), and the next segment starts as the
 sentence goes on (no ``^`` lead), so the two play as one sentence. Dev sentences, 2026-12-07
 (af_heart, zf_xiaoxiao; not the benchmark's): Whisper wrote a comma at 6 of 10 joins of
-segments rendered alone and at none rendered in context; the joined audio was 5-10% longer
-than the whole sentence's alone, within 2% in context.
+segments rendered alone and at none rendered in context; the joined audio was 4.8% (English)
+and 9.6% (Mandarin) longer than the whole sentence's, within 2% in context.
 
 The rendered frames next to a cut edge are kept too, up to :data:`CONTEXT_FRAMES` a side
 (``Latent.before``/``after``), as the decoder's context there: the segment's first and last
