@@ -226,6 +226,7 @@ async def measure(a: argparse.Namespace) -> dict[str, Any]:
                 row["runs"].append(
                     {
                         "first_audio_ms": paced["first_audio_ms"],
+                        "server_first_audio_ms": paced["server_first_audio_ms"],
                         "underruns": count,
                         "stall_ms": round(stalled, 1),
                         "segments": paced["segments"],
@@ -255,7 +256,8 @@ async def measure(a: argparse.Namespace) -> dict[str, Any]:
         "host": {
             "cpus": os.cpu_count(),
             "machine": platform.machine(),
-            "loadavg_1m": round(os.getloadavg()[0], 2),
+            "loadavg_1m_start": a.load_start,
+            "loadavg_1m_end": round(os.getloadavg()[0], 2),
         },
         "url": a.url,
         "interval_ms": a.interval_ms,
@@ -365,6 +367,7 @@ def main(argv: list[str] | None = None) -> int:
             await speak(a.url, start, tokens(text, "en"), a.interval_ms / 1000.0)
 
     asyncio.run(warm())
+    a.load_start = round(os.getloadavg()[0], 2)
     report = asyncio.run(measure(a))
     text = json.dumps(report, indent=2, ensure_ascii=False)
     print(json.dumps(report["languages"], indent=2))
