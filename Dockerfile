@@ -9,7 +9,8 @@ COPY pyproject.toml README.md ./
 COPY server ./server
 COPY client_js ./client_js
 COPY models ./models
-RUN pip install --no-cache-dir .
+# [media]: PyAV (FFmpeg) for response_format "aac" and WebM/MP4 reference clips
+RUN pip install --no-cache-dir ".[media]"
 ENV EMOSTREAM_HOST=0.0.0.0 EMOSTREAM_PORT=8000 EMOSTREAM_MODELS_DIR=/app/models \
     EMOSTREAM_DATA_DIR=/data
 VOLUME /data
@@ -30,7 +31,7 @@ COPY pyproject.toml README.md ./
 COPY server ./server
 COPY client_js ./client_js
 COPY models ./models
-RUN pip install --no-cache-dir ".[gpu,redis]"
+RUN pip install --no-cache-dir ".[gpu,redis,media]"
 ENV EMOSTREAM_HOST=0.0.0.0 EMOSTREAM_PORT=8000 EMOSTREAM_DEVICE=cuda \
     EMOSTREAM_MODELS_DIR=/app/models EMOSTREAM_DATA_DIR=/data
 VOLUME /data

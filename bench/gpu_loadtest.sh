@@ -102,7 +102,7 @@ PYEOF
   rm -rf "$spy"
   "$PY" - "$A/hifigan_fp16.pt" <<'PYEOF'
 import sys, torch
-from emostream.models.hifigan import HifiGan
+from emostream.networks.hifigan import HifiGan
 raw = torch.load(HifiGan.packaged_checkpoint("universal"), map_location="cpu", weights_only=True)
 state = raw["generator"] if "generator" in raw else raw
 torch.save({k: v.half() if v.is_floating_point() else v for k, v in state.items()}, sys.argv[1])

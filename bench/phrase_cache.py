@@ -27,7 +27,7 @@ from typing import Any
 
 import websockets
 
-from emostream.bench.first_audio import SENTENCES
+from emostream.benchmarks.first_audio import SENTENCES
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -14,7 +14,7 @@ rm -rf "$DEST/server" && mkdir -p "$DEST/server" "$DEST/bench"
 cp -r "$ROOT/server/emostream" "$DEST/server/"
 find "$DEST/server" -name __pycache__ -prune -exec rm -rf {} +
 cp "$ROOT/bench/gpu_vocoder.sh" "$DEST/bench/"
-CKPT=$(PYTHONPATH="$ROOT/server" "$PY" -c 'from emostream.models.hifigan import HifiGan; print(HifiGan.packaged_checkpoint("universal"))')
+CKPT=$(PYTHONPATH="$ROOT/server" "$PY" -c 'from emostream.networks.hifigan import HifiGan; print(HifiGan.packaged_checkpoint("universal"))')
 cp "$CKPT" "$DEST/generator_universal.pth.tar"
 PYTHONPATH="$ROOT/server" "$PY" "$ROOT/bench/make_speech_mel.py" "$DEST/speech_mel.npy"
 du -sh "$DEST"

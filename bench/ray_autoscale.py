@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from emostream.bench.first_audio import host_info
+from emostream.benchmarks.first_audio import host_info
 from emostream.config import Settings
 
 NODE = {"num_cpus": 1, "resources": {"emostream_model": 1.0}, "object_store_memory": 100 << 20}

@@ -8,7 +8,7 @@ synthesis: every start says ``cache: false``):
    :mod:`emostream.cluster.deploy` with one ingress and one model replica; a stream goes
    client -> Serve's HTTP proxy -> ingress replica -> (model calls) -> model replica.
 
-Each gets the same load from :func:`emostream.bench.first_audio.run` (``--n`` utterances,
+Each gets the same load from :func:`emostream.benchmarks.first_audio.run` (``--n`` utterances,
 ``--concurrency`` connections, after a warm-up). CPU is the user+system time of every process
 below this script's server side (the server process and its children; for Ray the GCS,
 raylet, Serve controller, proxy and replicas), sampled with psutil before and after the load,
@@ -35,7 +35,7 @@ from typing import Any
 
 import psutil
 
-from emostream.bench.first_audio import host_info, run
+from emostream.benchmarks.first_audio import host_info, run
 from emostream.config import Settings
 
 

@@ -30,7 +30,7 @@ import numpy.typing as npt
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "server"))
 
-from emostream.bench.first_audio import host_info
+from emostream.benchmarks.first_audio import host_info
 from emostream.config import Settings
 from emostream.stream.oneshot import synthesize
 from emostream.voices.catalog import load_catalog

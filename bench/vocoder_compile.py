@@ -54,7 +54,7 @@ from emostream.engine.chunks import snr_db
 from emostream.engine.gpu.batcher import ENGINE_BUCKETS
 from emostream.engine.gpu.vocoder_backend import TorchVocoderBackend
 from emostream.engine.gpu.vocoder_compile import MODES
-from emostream.models.hifigan import HifiGan, HifiGanConfig
+from emostream.networks.hifigan import HifiGan, HifiGanConfig
 
 Shape = tuple[int, int]
 # Compiled first: the 96-frame batches the engine runs most (10-11 rows at 500 streams),

@@ -27,9 +27,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "server"))
 
-from emostream.models import hifigan, lite_vocoder
-from emostream.models.hifigan import HifiGan
-from emostream.models.lite_vocoder import LiteVocoder
+from emostream.networks import hifigan, lite_vocoder
+from emostream.networks.hifigan import HifiGan
+from emostream.networks.lite_vocoder import LiteVocoder
 
 SR, HOP = 22050, 256
 

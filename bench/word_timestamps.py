@@ -3,7 +3,7 @@
     .venv/bin/python bench/word_timestamps.py [--voice af_heart] [--n 20] [--out FILE]
 
 Each held-out line (``lab.heldout.heldout_texts("en")``: chat lines the model never
-trained on) is split and normalised as the WebSocket path does (``normalize`` + ``Segmenter``),
+trained on) is split and normalised as the WebSocket path does (``TextFrontEnd``),
 streamed through ``stream_utterance`` with ``word_timestamps`` (the served CPU path: ONNX
 acoustic model + light vocoder, PCM 16 kHz), and transcribed by faster-whisper with
 ``word_timestamps=True`` (Whisper base multilingual and tiny.en, int8, from the PyPI wheels of
@@ -45,8 +45,7 @@ from emostream.codec.packetizer import OutputFormat
 from emostream.config import Settings
 from emostream.engine.runner import ThreadRunner
 from emostream.stream.streamer import Event, Packet, UtteranceRequest, stream_utterance
-from emostream.text.normalize import normalize
-from emostream.text.splitter import Segmenter
+from emostream.text.frontend import TextFrontEnd
 from emostream.voices.catalog import load_acoustic_family
 from lab.asr import assemble_whisper_base, tiny_en_dir
 from lab.heldout import heldout_texts
@@ -55,8 +54,7 @@ RATE = 16000
 
 
 def segments_of(text: str) -> list[str]:
-    seg = Segmenter()
-    return seg.feed(normalize(text)) + seg.flush()
+    return TextFrontEnd.split(text)
 
 
 async def synthesize(

@@ -17,8 +17,8 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "server"), str(ROOT)]  # emostream, and lab (the ASR)
 
-from emostream.models.acoustic import AcousticModel
-from emostream.models.hifigan import HifiGan
+from emostream.networks.acoustic import AcousticModel
+from emostream.networks.hifigan import HifiGan
 from emostream.text.phonemes import G2P, SYMBOLS
 from emostream.voices.acoustic import AcousticVoice
 from emostream.voices.base import Controls, VoiceInfo

@@ -116,7 +116,7 @@ class OwnModel:
                  edge_context: int = 0) -> None:  # fmt: skip
         import torch
 
-        from emostream.models.acoustic import AcousticModel
+        from emostream.networks.acoustic import AcousticModel
         from emostream.text.phonemes import G2P
 
         self.torch = torch
@@ -124,15 +124,15 @@ class OwnModel:
         self.edge_context = edge_context  # silent frames each side of a decode, cropped after
         self.model: Any
         if path == "cpu":
-            from emostream.models.acoustic_onnx import OnnxAcousticModel
-            from emostream.models.lite_vocoder_onnx import OnnxLiteVocoder
+            from emostream.networks.acoustic_onnx import OnnxAcousticModel
+            from emostream.networks.lite_vocoder_onnx import OnnxLiteVocoder
 
             if lite is None:
                 raise ValueError("path cpu needs the light vocoder (--lite)")
             self.model = OnnxAcousticModel(checkpoint, threads=threads)
             self.lite = OnnxLiteVocoder(lite, threads=threads)
         else:
-            from emostream.models.hifigan import HifiGan
+            from emostream.networks.hifigan import HifiGan
 
             self.model = AcousticModel.load(checkpoint).float().eval()
             self.vocoder = HifiGan.load("universal").eval()
@@ -152,7 +152,7 @@ class OwnModel:
         return rows is None or max(self.g2p(text).ids(), default=0) < rows
 
     def _decode(self, mel: FloatArray) -> FloatArray:
-        from emostream.models.mel import MelConfig, silence_level
+        from emostream.networks.mel import MelConfig, silence_level
 
         n = self.edge_context
         if n:

@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from emostream.models.acoustic import AcousticModel, controls_tensor, predicted_frames
-from emostream.models.acoustic_onnx import Prosody
+from emostream.networks.acoustic import AcousticModel, controls_tensor, predicted_frames
+from emostream.networks.acoustic_onnx import Prosody
 from emostream.text.phonemes import LANG_ZH
 from lab.acoustic_quality import run_record
 from train.train import Item, load_corpus

@@ -71,9 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     import soxr
     import torch
 
-    from emostream.models.acoustic import AcousticModel
-    from emostream.models.acoustic_onnx import Prosody
-    from emostream.models.lite_vocoder_onnx import OnnxLiteVocoder
+    from emostream.networks.acoustic import AcousticModel
+    from emostream.networks.acoustic_onnx import Prosody
+    from emostream.networks.lite_vocoder_onnx import OnnxLiteVocoder
     from emostream.text.emotion import EMOTIONS
     from emostream.text.phonemes import G2P
     from emostream.voices.cloning.encoder import SpeakerEncoder
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
 
     v1: Any = None
     if a.v1:
-        from emostream.models.hifigan import HifiGan
+        from emostream.networks.hifigan import HifiGan
 
         v1 = HifiGan.load("universal").eval()
 

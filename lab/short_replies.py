@@ -219,7 +219,7 @@ def run(
     padded: bool = False,
     score: bool = True,
 ) -> dict[str, Any]:
-    from emostream.models.acoustic_onnx import pack_one
+    from emostream.networks.acoustic_onnx import pack_one
     from emostream.voices.acoustic import split_latents
     from emostream.voices.base import Controls
 

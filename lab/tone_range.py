@@ -5,7 +5,7 @@ what it saw, which flattens pitch: tones that differ in height and slope come ou
 together than the teacher's. This measures it and a remedy: the same lines spoken by the
 teacher (Kokoro, same phonemes) and by the model on the CPU path with its pitch range
 (``Prosody.pitch_range``: unit log-F0 around the utterance mean and each unit's pitch shape,
-:meth:`emostream.models.acoustic.AcousticModel.infer_units`) multiplied by each of
+:meth:`emostream.networks.acoustic.AcousticModel.infer_units`) multiplied by each of
 ``--ranges``; Whisper base scores toned-syllable error and CER, pyworld the F0 range (90th -
 10th percentile, semitones) of every clip.
 

@@ -174,13 +174,13 @@ class FrontEnd:
     def __call__(self, text: str, *, align: bool = True) -> int:
         """Run ``text`` through; returns the number of segments. ``align``: also the word
         alignment of word timestamps (pure Python: difflib; the campaign's costliest step)."""
-        from emostream.stream.oneshot import split_text
+        from emostream.text.frontend import TextFrontEnd
         from emostream.text.normalize import normalize
         from emostream.text.splitter import Segmenter
         from emostream.voices.acoustic import _spoken
         from emostream.voices.words import safe_align
 
-        segments = split_text(text)
+        segments = TextFrontEnd.split(text)
         seg = Segmenter()  # as a token stream: the same text in random pieces
         streamed: list[str] = []
         i = 0
@@ -203,7 +203,7 @@ def _work(args: tuple[str, int, int, int, float, int]) -> dict[str, Any]:
     profile, seed, start, stop, slow_s, align_every = args
     import logging
 
-    from emostream.text.espeak import EspeakCrashed
+    from emostream.text.frontend import EspeakCrashed
 
     logging.disable(logging.WARNING)  # findings are counted here, not logged per input
     fe = FrontEnd.load()

@@ -36,7 +36,7 @@ if [ $DEV -eq 1 ]; then
   # livekit: the LiveKit Agents plugin's tests (tests/plugins). Pipecat's run in a venv of
   # their own (scripts/test.sh): pipecat-ai pins soxr, soundfile and protobuf below the server's.
   # ray: the cluster tests (tests/cluster: a local two-node Ray cluster with Serve).
-  .venv/bin/python -m pip install -q -e ".[dev,redis,train,livekit,ray]"
+  .venv/bin/python -m pip install -q -e ".[dev,redis,train,livekit,livekit-elevenlabs,ray]"
   # Reference implementation for the speaker-encoder parity tests; its own requirements
   # (torch, librosa, webrtcvad) come through the extras above.
   .venv/bin/python -m pip install -q --no-deps "resemblyzer==0.1.4"

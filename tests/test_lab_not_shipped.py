@@ -4,7 +4,7 @@
 ``[eval]`` extra and is not in the wheel (``packages.find`` looks under ``server/`` only). This
 fails if a module of ``server/emostream`` imports an ``[eval]``-only distribution or ``lab``, at
 the top or inside a function, or names one to ``importlib`` (``find_spec``/``import_module``),
-or if a lab module comes back into ``emostream.bench``.
+or if a lab module comes back into ``emostream.benchmarks``.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def test_the_check_sees_the_lab() -> None:
 
 
 def test_lab_modules_not_in_the_package() -> None:
-    assert {p.stem for p in (PACKAGE / "bench").glob("*.py")} & MOVED == set()
+    assert {p.stem for p in (PACKAGE / "benchmarks").glob("*.py")} & MOVED == set()
     assert {p.stem for p in LAB.glob("*.py")} >= MOVED
 
 

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from emostream.models.mel import MelConfig, magnitude_spectrogram, mel_filterbank, silence_level
+from emostream.networks.mel import MelConfig, magnitude_spectrogram, mel_filterbank, silence_level
 
 log = logging.getLogger(__name__)
 

@@ -35,7 +35,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from emostream.models.acoustic import AcousticModel
+from emostream.networks.acoustic import AcousticModel
 from emostream.text.emotion import EMOTIONS
 from emostream.voices.acoustic import prosody_for, trim_silence
 from emostream.voices.base import Controls

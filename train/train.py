@@ -1,4 +1,4 @@
-"""Resumable training of :class:`~emostream.models.acoustic.AcousticModel` on teacher shards.
+"""Resumable training of :class:`~emostream.networks.acoustic.AcousticModel` on teacher shards.
 
 Designed for short device windows: it stops cleanly once ``--budget`` seconds have passed
 (default 8.5 min), always leaving ``last.pt`` (weights, optimiser, step, RNG-free state) that
@@ -26,8 +26,8 @@ import numpy.typing as npt
 import torch
 from torch import nn
 
-from emostream.models import contour
-from emostream.models.acoustic import (
+from emostream.networks import contour
+from emostream.networks.acoustic import (
     AcousticConfig,
     AcousticModel,
     predicted_frames,
@@ -337,7 +337,7 @@ def train(
     candidate improved there and got worse on unseen voices.
 
     ``contour_k``: log-F0 shape coefficients per unit for a new or warm-started model
-    (:mod:`emostream.models.contour`; None keeps the warm start's, 0 for a new model); a
+    (:mod:`emostream.networks.contour`; None keeps the warm start's, 0 for a new model); a
     warm start from a model without them begins with them at zero."""
     t0 = time.monotonic()
     tc = tc or TrainConfig()

@@ -8,7 +8,7 @@ Input: random windows of the corpus's teacher log-mels (``train.corpus`` shards,
 uint8 mels dequantised on the device). Target: HiFi-GAN V1 universal's audio for the same
 window, computed on the fly (fp16, no grad), with ``context`` frames (>= 16; V1 needs 14 for
 52 dB) on both sides and the centre cropped, so the targets are what the chunked V1 decode
-gives. The student (:class:`emostream.models.lite_vocoder.LiteVocoder`) sees the same window
+gives. The student (:class:`emostream.networks.lite_vocoder.LiteVocoder`) sees the same window
 and its centre is compared.
 
 Losses: a generator-only warm-up (mel L1 x 45 + multi-resolution STFT loss) for
@@ -52,9 +52,9 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.parametrizations import weight_norm
 
-from emostream.models.checkpoint import read_checkpoint
-from emostream.models.lite_vocoder import LiteVocoder, LiteVocoderConfig
-from emostream.models.mel import MelConfig, mel_filterbank
+from emostream.networks.checkpoint import read_checkpoint
+from emostream.networks.lite_vocoder import LiteVocoder, LiteVocoderConfig
+from emostream.networks.mel import MelConfig, mel_filterbank
 from train.corpus import MEL_HI, MEL_LO, read_audio, read_shard
 
 log = logging.getLogger(__name__)
@@ -381,7 +381,7 @@ class Discriminators(nn.Module):
 # ------------------------------------------------------------------------------ trainer
 def load_teacher(path: Path | None, device: torch.device) -> nn.Module:
     """HiFi-GAN V1 (packaged universal, or the checkpoint ``path``) in fp16 on CUDA."""
-    from emostream.models.hifigan import HifiGan
+    from emostream.networks.hifigan import HifiGan
 
     dtype = torch.float16 if device.type == "cuda" else torch.float32
     return HifiGan.load("universal", device=device, dtype=dtype, checkpoint=path)

@@ -548,20 +548,93 @@ export const PROTOCOL_SCHEMA = {
    ]
   },
   "speech_request": {
-   "description": "The JSON body of POST /v1/audio/speech (OpenAI-compatible, plus the voice controls). Errors: HTTP 400 with the same codes.",
+   "description": "The JSON body of POST /v1/audio/speech: OpenAI's speech body plus EmoStream's voice controls (docs/openai.md). A body that names a model is read as OpenAI reads it (mp3 by default; an unknown voice or too long an input is a 400); one that names none as before (opus by default; 404 unknown_voice, 413 text_too_long). Errors: {\"error\": {\"message\", \"type\", \"param\", \"code\"}}, 400 with the same codes as the WebSocket's.",
    "type": "object",
    "required": [
     "input"
    ],
-   "allOf": [
-    {
-     "$ref": "#/$defs/controls"
-    }
-   ],
    "properties": {
     "input": {
      "$ref": "#/$defs/non_blank_string",
-     "description": "at most max_text_chars characters (413 text_too_long); blank: empty_text"
+     "description": "at most max_text_chars characters (413 text_too_long; 400 when a model is named); blank: empty_text"
+    },
+    "model": {
+     "type": [
+      "string",
+      "null"
+     ],
+     "enum": [
+      "tts-1",
+      "tts-1-hd",
+      "gpt-4o-mini-tts",
+      "gpt-4o-mini-tts-2025-12-15",
+      "emostream",
+      null
+     ],
+     "description": "GET /v1/models; all speak the same voices. Named: the OpenAI dialect. Another id: 404 model_not_found",
+     "x-error": "model_not_found"
+    },
+    "voice": {
+     "description": "a voice id (GET /v1/voices), one of OpenAI's voice names (alloy, nova, ...: Settings.openai_voices) or OpenAI's {\"id\": ...}; the server's default when left out",
+     "anyOf": [
+      {
+       "$ref": "#/$defs/non_blank_string"
+      },
+      {
+       "type": "object",
+       "required": [
+        "id"
+       ],
+       "properties": {
+        "id": {
+         "$ref": "#/$defs/non_blank_string"
+        }
+       }
+      },
+      {
+       "type": "null"
+      }
+     ]
+    },
+    "speed": {
+     "type": [
+      "number",
+      "null"
+     ],
+     "minimum": 0.25,
+     "maximum": 4,
+     "default": 1,
+     "description": "OpenAI's range; spoken clamped to the voices' 0.5-2.0"
+    },
+    "pitch_shift": {
+     "$ref": "#/$defs/controls/properties/pitch_shift"
+    },
+    "energy": {
+     "$ref": "#/$defs/controls/properties/energy"
+    },
+    "emotion": {
+     "$ref": "#/$defs/controls/properties/emotion"
+    },
+    "intensity": {
+     "$ref": "#/$defs/controls/properties/intensity"
+    },
+    "prompt": {
+     "$ref": "#/$defs/controls/properties/prompt"
+    },
+    "instructions": {
+     "description": "OpenAI's style instructions, read as a prompt (emotion and intensity) when the body has no prompt or emotion; the response's X-EmoStream-Emotion says what was heard. A voice without emotion: 400 unsupported_control (param instructions) when they ask for one",
+     "anyOf": [
+      {
+       "$ref": "#/$defs/non_blank_string",
+       "maxLength": 4096
+      },
+      {
+       "type": "null"
+      }
+     ]
+    },
+    "cache": {
+     "$ref": "#/$defs/controls/properties/cache"
     },
     "response_format": {
      "type": [
@@ -569,13 +642,29 @@ export const PROTOCOL_SCHEMA = {
       "null"
      ],
      "enum": [
+      "mp3",
       "opus",
+      "aac",
+      "flac",
       "wav",
       "pcm",
       null
      ],
-     "default": "opus",
+     "description": "default mp3 when a model is named, else opus; aac needs the [media] extra (400 format_unavailable without it)",
      "x-error": "bad_format"
+    },
+    "stream_format": {
+     "type": [
+      "string",
+      "null"
+     ],
+     "enum": [
+      "audio",
+      "sse",
+      null
+     ],
+     "default": "audio",
+     "description": "sse: text/event-stream of speech.audio.delta (base64 audio) and one speech.audio.done (usage)"
     },
     "sample_rate": {
      "type": [
@@ -588,7 +677,7 @@ export const PROTOCOL_SCHEMA = {
       16000,
       null
      ],
-     "description": "default 48000 for opus, 24000 for wav and pcm",
+     "description": "default 48000 for opus, 24000 for the others",
      "x-error": "bad_format"
     }
    }

@@ -26,7 +26,7 @@
 #   → corpus_pred) and kept its best held-out generator (voc/best_fp16.pt); the acoustic
 #   model cooled its learning rate over the last 30 % (COOLDOWN=0.3; default 0 = window 2).
 # Window 4 (2026-12-03): warm from v0.3 with CONTOUR=2 (train --contour 2: each
-#   unit's log-F0 slope and bend, emostream.models.contour; the new layers start at zero) and
+#   unit's log-F0 slope and bend, emostream.networks.contour; the new layers start at zero) and
 #   validation voices: SEED=5 VAL_VOICES=af_nova,am_liam,zf_xiaoni ... prepare (kept out of
 #   the training plan, rendered first in the lease into corpus_val; train --val-corpus keeps
 #   run/best_fp16.pt, which collect then brings back as the model_fp16.pt parts); stages a,
@@ -164,7 +164,7 @@ PY
   C=.gpujob/v02c; rm -rf "$C"; mkdir -p "$C"
   .venv/bin/python - "$C/hifigan_v1_fp16.pt" <<'PY'
 import sys, torch
-from emostream.models.hifigan import HifiGan
+from emostream.networks.hifigan import HifiGan
 raw = torch.load(HifiGan.packaged_checkpoint("universal"), map_location="cpu", weights_only=True)
 state = raw["generator"] if "generator" in raw else raw
 torch.save({"generator": {k: v.half() for k, v in state.items()}}, sys.argv[1])

@@ -30,9 +30,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "server"))
 
-from emostream.models.acoustic import AcousticModel
-from emostream.models.acoustic_onnx import OnnxAcousticModel, Prosody, pack_one
-from emostream.models.lite_vocoder import LiteVocoder, OnnxLiteVocoder
+from emostream.networks.acoustic import AcousticModel
+from emostream.networks.acoustic_onnx import OnnxAcousticModel, Prosody, pack_one
+from emostream.networks.lite_vocoder import LiteVocoder, OnnxLiteVocoder
 from emostream.text.phonemes import G2P
 
 MODELS = ROOT / "models"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from emostream.models.acoustic import AcousticModel
+from emostream.networks.acoustic import AcousticModel
 from train.train import Item, load_corpus, score
 
 

@@ -27,7 +27,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "server"))
 
-from emostream.models.acoustic import read_checkpoint
+from emostream.networks.acoustic import read_checkpoint
 
 
 def interpolate(

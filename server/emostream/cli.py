@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from emostream.config import Settings
 
 BENCHES = {
-    "first-audio": "emostream.bench.first_audio",
-    "vocoder": "emostream.bench.vocoder",
+    "first-audio": "emostream.benchmarks.first_audio",
+    "vocoder": "emostream.benchmarks.vocoder",
 }
 BENCH_USAGE = f"emostream bench {{{','.join(BENCHES)}}} [options]"
 # Quality judges (Whisper, DNSMOS, d-vector) left the package for the repo's lab/ folder.

@@ -14,6 +14,27 @@ VOCODER_COMPILE = ("off", "default", "max-autotune-no-cudagraphs")
 # The engine's longest vocoder row: a window's audio (256 frames x 256 samples, float32) fills one
 # front-end shared-memory slot (engine.engine_client.SLOT_BYTES, 256 KiB).
 MAX_ENGINE_FRAMES = 256
+# OpenAI's voice names (openai's SpeechCreateParams) -> the stock voices they speak with: by
+# gender, accent and character, checked on 4 held-out lines each (docs/openai.md).
+# Settings.openai_voices is read over this table.
+OPENAI_VOICES = (
+    "alloy=af_alloy,ash=am_liam,ballad=bm_george,coral=af_bella,echo=am_adam,fable=bm_daniel,"
+    "onyx=am_onyx,nova=af_nova,sage=af_sarah,shimmer=af_kore,verse=am_puck,marin=af_heart,"
+    "cedar=am_michael"
+)
+
+
+def parse_voice_aliases(text: str) -> dict[str, str]:
+    """``"name=voice,name=voice"`` as a dict. Raises ValueError."""
+    out: dict[str, str] = {}
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        name, sep, voice = (x.strip() for x in item.partition("="))
+        if not sep or not name or not voice:
+            raise ValueError(f"openai_voices {item.strip()!r}: use name=voice_id, comma-separated")
+        out[name] = voice
+    return out
 
 
 @dataclass(frozen=True)
@@ -26,6 +47,10 @@ class Settings:
     # "auto": af_heart when the EmoStream voices are loaded, else joe (README "Default
     # voice" says why); a named voice must be loaded (start-up fails otherwise).
     default_voice: str = "auto"
+    # OpenAI voice names (alloy, nova, ...) -> voice ids, "name=voice_id" comma-separated, read
+    # over the built-in table (docs/openai.md): "nova=joe" moves nova alone. A name whose voice
+    # is not loaded speaks with default_voice (logged at start-up).
+    openai_voices: str = OPENAI_VOICES
     embedded_voice: bool = True  # load the embedded Piper voice "joe" (CPU); off: FS2 voices only
     max_text_chars: int = 5000  # per utterance (sum of all text messages)
     max_message_bytes: int = 1 << 20  # one WebSocket text frame
@@ -34,8 +59,9 @@ class Settings:
     # How long a busy thread may hold the GIL before another gets it (Python's default 5 ms).
     # The event loop and the model threads take turns; shorter turns cut their queueing.
     switch_interval_ms: float = 5.0
-    # cuda: run the acoustic model as CUDA graphs over bucket shapes (5x less time per call
-    # alone, but slower under the H200 load test so far: off until that is understood).
+    # cuda: run the acoustic model as CUDA graphs over bucket shapes (cheaper per call alone,
+    # but slower under the GPU load test so far: off until that is understood;
+    # docs/measurements.md, "Figures behind the code").
     acoustic_graphs: bool = False
     # -- engine (README "GPU engine") ---------------------------------------------------------
     # "inprocess": each server process runs its own models (ThreadRunner on cpu, GpuRunner on
@@ -98,13 +124,13 @@ class Settings:
     cpu_admission: bool = True
     cpu_max_utilization: float = 0.8
     cpu_first_audio_bound_ms: float = 150.0
-    # Opus encoder complexity (0-10) of every stream. 5: 5.2 ms of CPU per audio second on the
-    # 2-core machine; 1: 2.9 ms, with no DNSMOS difference measured (bench/opus_cost.py):
-    # lower it where front-end CPU is the limit (many streams per host).
+    # Opus encoder complexity (0-10) of every stream. 1 costs about half the CPU of 5, with no
+    # DNSMOS difference measured (docs/measurements.md, "Figures behind the code"): lower it
+    # where front-end CPU is the limit (many streams per host).
     opus_complexity: int = 5
     # Opus encoder mode of every stream (codec.packetizer.OPUS_APPLICATIONS): "audio" (SILK,
-    # CELT or both, chosen per frame) or "lowdelay" (CELT only: 2.1-2.9x cheaper on speech,
-    # 2.5 ms of encoder delay instead of 6.5; bench/opus_cost.py --modes).
+    # CELT or both, chosen per frame) or "lowdelay" (CELT only: cheaper on speech, 2.5 ms of
+    # encoder delay instead of 6.5; docs/measurements.md, "Figures behind the code").
     opus_application: str = "audio"
     # Opus bits per second of a stream whose client names no format.bitrate.
     opus_bitrate: int = 32000
@@ -137,7 +163,8 @@ class Settings:
     # cuda, HiFi-GAN V1: torch.compile the vocoder at start-up, one bucket shape at a time, before
     # its CUDA graphs are captured (engine.vocoder_compile): "off", "default" or
     # "max-autotune-no-cudagraphs" (inductor's modes that leave CUDA graphs to the engine). Costs
-    # start-up time per shape (~67 s each with max-autotune on an H200); never on a request.
+    # start-up time per shape (about a minute each with max-autotune: docs/gpu.md); never on a
+    # request.
     vocoder_compile: str = "off"
     # -- security and limits (README "Security and limits") --------------------------------
     # API keys, comma-separated plaintext (held only as hashes in memory); and/or a keys file
@@ -231,8 +258,14 @@ class Settings:
             raise ValueError(f"vocoder frames {text!r}: ascending, 1-{MAX_ENGINE_FRAMES}")
         return frames
 
+    def voice_aliases(self) -> dict[str, str]:
+        """OpenAI voice names -> voice ids: :data:`OPENAI_VOICES` with ``openai_voices`` over
+        it. Raises ValueError."""
+        return {**parse_voice_aliases(OPENAI_VOICES), **parse_voice_aliases(self.openai_voices)}
+
     def __post_init__(self) -> None:
         self.vocoder_frames()  # ValueError now, not in the engine process
+        self.voice_aliases()
         if not 0.5 <= self.clone_gain <= 3.0:
             raise ValueError(f"clone_gain {self.clone_gain}: use 0.5-3.0 (1.0: off)")
         if self.vocoder_compile not in VOCODER_COMPILE:

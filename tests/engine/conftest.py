@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from emostream.models.acoustic import AcousticModel
+from emostream.networks.acoustic import AcousticModel
 from emostream.text.phonemes import G2P
 from emostream.voices.acoustic import AcousticVoice
 from emostream.voices.base import VoiceInfo

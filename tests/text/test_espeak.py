@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from emostream.text import espeak
-from emostream.text.espeak import MAX_DOTTED_LETTERS, EspeakCrashed, IsolatedEspeak, defuse
+from emostream.text.espeak import MAX_DOTTED_LETTERS, IsolatedEspeak, defuse
 from emostream.text.espeak_worker import ESPEAK_DATA_DIR_NAME, Worker, bridge_path, load_bridge
+from emostream.text.frontend import EspeakCrashed
 from tests.text.crashing_worker import ARGV, CRASH_WORD
 
 CRASHERS = Path(__file__).parent / "data" / "espeak_crashers.txt"

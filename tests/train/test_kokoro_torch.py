@@ -52,7 +52,7 @@ def _cases() -> list[tuple[list[int], np.ndarray]]:
 def _logmel(audio24k: np.ndarray) -> np.ndarray:
     import soxr
 
-    from emostream.models.mel import magnitude_spectrogram, mel_filterbank
+    from emostream.networks.mel import magnitude_spectrogram, mel_filterbank
     from train import corpus
 
     a = soxr.resample(audio24k, 24000, corpus.MEL.sample_rate).astype(np.float32)

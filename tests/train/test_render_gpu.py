@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from emostream.models.mel import mel_spectrogram
+from emostream.networks.mel import mel_spectrogram
 from train import corpus
 
 DATA = Path(__file__).resolve().parents[1] / "data"

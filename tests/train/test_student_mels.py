@@ -62,7 +62,7 @@ def test_emotion_lines_are_spoken_as_served(shipped_model: Path) -> None:
     shipped version: v0.3 and v0.4 alike), and a line that came out empty was dropped."""
     import torch
 
-    from emostream.models.acoustic import AcousticModel
+    from emostream.networks.acoustic import AcousticModel
     from train.student_mels import predict
 
     utts = list(itertools.islice(corpus.read_shard(min(V1.glob("*.npz.xz"))), 6))

@@ -58,7 +58,7 @@ def test_warm_starts_from_a_shipped_onnx_file(tiny_corpus: Path, tmp_path: Path)
     """A version ships as ONNX only; the next training window starts from that file."""
     import torch
 
-    from emostream.models.acoustic import AcousticModel
+    from emostream.networks.acoustic import AcousticModel
 
     tc = TrainConfig(frames_per_batch=1500, eval_every=2, save_every=100, warmup=10)
     first = train(tiny_corpus, tmp_path / "a", max_steps=2, tc=tc, model_config=TINY, device="cpu")
@@ -117,7 +117,7 @@ def test_warm_start_grows_contours_and_learns_them(tiny_corpus: Path, tmp_path: 
     their loss is trained on the teacher's fitted slopes and bends."""
     import torch
 
-    from emostream.models.acoustic import AcousticModel
+    from emostream.networks.acoustic import AcousticModel
 
     tc = TrainConfig(frames_per_batch=1500, eval_every=2, save_every=100, warmup=10)
     train(tiny_corpus, tmp_path / "a", max_steps=2, tc=tc, model_config=TINY, device="cpu")
@@ -139,7 +139,7 @@ def test_frozen_prosody_keeps_the_predictors_and_trains_the_decoder(
     (so durations and pitch stay the shipped model's) while the decoder learns."""
     import torch
 
-    from emostream.models.acoustic import AcousticModel
+    from emostream.networks.acoustic import AcousticModel
     from train.train import PROSODY_MODULES, freeze
 
     tc = TrainConfig(frames_per_batch=1500, eval_every=100, save_every=100, warmup=2)
@@ -197,7 +197,7 @@ def test_losses_report_the_pace_and_can_train_the_utterance_length(tiny_corpus: 
     ratio of utterance lengths) joins the loss only with a weight."""
     import torch
 
-    from emostream.models.acoustic import AcousticConfig, AcousticModel
+    from emostream.networks.acoustic import AcousticConfig, AcousticModel
     from train.train import collate, load_corpus, losses
 
     items = load_corpus(tiny_corpus)[:4]

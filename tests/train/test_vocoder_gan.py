@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import torch
 
-from emostream.models.hifigan import HifiGan, HifiGanConfig
-from emostream.models.lite_vocoder import LiteVocoder
+from emostream.networks.hifigan import HifiGan, HifiGanConfig
+from emostream.networks.lite_vocoder import LiteVocoder
 from train import corpus
 from train.vocoder_gan import GanConfig, ShardPool, dequantize, held_windows, train
 

@@ -59,6 +59,8 @@ ROUTES: list[tuple[str, str, dict[str, Any]]] = [
     ("POST", "/v1/voices", {"files": {"file": ("a.wav", b"RIFF", "audio/wav")}}),
     ("POST", "/v1/audio/speech", {"json": {"input": "Hi."}}),
     ("POST", "/v1/tokens", {}),
+    ("GET", "/v1/models", {}),
+    ("GET", "/v1/models/tts-1", {}),
 ]
 
 

@@ -210,8 +210,12 @@ def test_websocket_fuzz(
 http_bodies = st.one_of(
     st.fixed_dictionaries(
         {"input": st.one_of(words, unicode_text, values)},
-        optional={**fields, "response_format": st.one_of(st.sampled_from(["wav", "pcm"]), values),
-                  "sample_rate": values},
+        optional={**fields, "sample_rate": values,
+                  "response_format": st.one_of(
+                      st.sampled_from(["mp3", "opus", "aac", "flac", "wav", "pcm"]), values),
+                  "model": st.one_of(st.sampled_from(["tts-1", "gpt-4o-mini-tts"]), values),
+                  "instructions": st.one_of(words, unicode_text, values),
+                  "stream_format": st.one_of(st.sampled_from(["audio", "sse"]), values)},
     ).map(lambda m: json.dumps(m, allow_nan=True).encode()),
     raw.map(lambda t: t.encode("utf-8", "surrogatepass")),
     st.binary(max_size=64),
@@ -230,4 +234,5 @@ def test_http_fuzz(fuzzed: tuple[ServerThread, LogRecords], body: bytes) -> None
         return
     assert r.status_code in (400, 404, 409, 413, 503), (r.status_code, r.text[:200])
     error = r.json()["error"]
-    assert error["code"] in CODES | {"too_large"} and error["message"]
+    assert error["code"] in CODES | {"too_large", "model_not_found"} and error["message"]
+    assert set(error) >= {"message", "type", "param", "code"}

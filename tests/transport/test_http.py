@@ -52,8 +52,8 @@ async def test_speech_pcm(server: ServerThread) -> None:
         (b'{"input": "   "}', 400, "empty_text"),
         (b'{"input": "..."}', 400, "empty_text"),
         ('{"input": "안녕하세요"}'.encode(), 400, "empty_text"),  # no front end reads Hangul
-        (b'{"input": "hi", "voice": "alloy"}', 404, "unknown_voice"),
-        (b'{"input": "hi", "response_format": "flac"}', 400, "bad_format"),
+        (b'{"input": "hi", "voice": "nobody"}', 404, "unknown_voice"),
+        (b'{"input": "hi", "response_format": "ogg"}', 400, "bad_format"),
         (b'{"input": "hi", "sample_rate": 44100, "response_format": "pcm"}', 400, "bad_format"),
         (b'{"input": "hi", "speed": 7}', 400, "bad_value"),
         (b'{"input": "hi", "emotion": "happy"}', 400, "unsupported_control"),

@@ -33,6 +33,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+from emostream.codec.encoders import RESPONSE_FORMATS
 from emostream.codec.packetizer import FRAME_MS, SAMPLE_RATES, FormatError, OutputFormat
 from emostream.text.emotion import EMOTIONS
 from emostream.transport import schema
@@ -78,6 +79,7 @@ def test_constants_shared_with_the_codec_models_and_frames() -> None:
     assert schema.choices("controls", "emotion") == EMOTIONS
     assert set(schema.choices("format", "sample_rate")) == set(SAMPLE_RATES)
     assert set(schema.choices("speech_request", "sample_rate")) == set(SAMPLE_RATES)
+    assert schema.choices("speech_request", "response_format") == tuple(RESPONSE_FORMATS)
     lo, hi = schema.int_range("format", "bitrate")
     OutputFormat(bitrate=lo), OutputFormat(bitrate=hi)
     for bad in (lo - 1, hi + 1):
@@ -412,14 +414,15 @@ async def test_the_speech_endpoint_reads_exactly_the_schemas_fields(
 ) -> None:
     import httpx
 
-    import emostream.transport.http as http_module
+    import emostream.transport.speech_request as reader
 
     log: set[str] = set()
-    parse_body = http_module.load_message
-    monkeypatch.setattr(http_module, "load_message", lambda raw: Reads(parse_body(raw), log))
+    parse_body = reader.load_message
+    monkeypatch.setattr(reader, "load_message", lambda raw: Reads(parse_body(raw), log))
     body = {"input": "Hi.", "voice": "joe", "speed": 1.1, "pitch_shift": 0, "energy": 1,
             "emotion": "neutral", "intensity": 1, "prompt": "calm", "cache": False,
-            "response_format": "wav", "sample_rate": 16000}  # fmt: skip
+            "response_format": "wav", "sample_rate": 16000, "model": "tts-1",
+            "instructions": "calmly", "stream_format": "audio"}  # fmt: skip
     check_client(body, "speech_request")
     async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
         r = await client.post("/v1/audio/speech", json=body)

@@ -104,7 +104,8 @@ async def test_bad_clips_are_4xx_and_nothing_stored(
     assert resp.status_code == status
     assert 400 <= resp.status_code < 500
     assert resp.json()["error"]["code"] == code
-    assert set(resp.json()["error"]) == {"code", "message"}
+    assert resp.json()["error"]["type"] == "invalid_request_error"  # OpenAI's shape
+    assert set(resp.json()["error"]) == {"code", "message", "type", "param"}
     assert len(registry) == 0 and enc.calls == 0
 
 

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 import torch
 
-from emostream.models.acoustic import AcousticModel
+from emostream.networks.acoustic import AcousticModel
 from emostream.text.phonemes import G2P
 from emostream.voices.acoustic import AcousticRequest, AcousticVoice, prosody_for
-from emostream.voices.base import Controls, Latent, Voice, VoiceInfo
+from emostream.voices.base import Controls, Latent, SpeakerVoice, Voice, VoiceInfo, stage_of
 
 
 def test_prosody_for_scales_with_intensity() -> None:
@@ -36,7 +36,7 @@ def test_voice_protocol_and_frames() -> None:
         G2P(),
         decoder=dec,
     )
-    assert isinstance(v, Voice)
+    assert isinstance(v, Voice) and isinstance(v, SpeakerVoice)
     lat = v.acoustic("Hello there.", Controls())
     assert lat.frames.shape[0] == 80 and lat.num_frames == int(lat.unit_frames.sum())
     assert len(lat.units) == len(lat.unit_frames)
@@ -122,7 +122,7 @@ def test_shipped_voice_keeps_the_first_consonant() -> None:
     latent opens with quiet frames, not in the middle of the first sound."""
     from pathlib import Path
 
-    from emostream.models.acoustic_onnx import OnnxAcousticModel
+    from emostream.networks.acoustic_onnx import OnnxAcousticModel
     from emostream.voices.acoustic import CHECKPOINT, LEAD_FRAMES, QUIET_NATS, SPEAKERS
 
     models = Path(__file__).resolve().parents[2] / "models"
@@ -143,7 +143,7 @@ def test_shipped_voice_starts_and_ends_near_its_speech() -> None:
     sound and TAIL_FRAMES after the last loud frame."""
     from pathlib import Path
 
-    from emostream.models.acoustic_onnx import OnnxAcousticModel
+    from emostream.networks.acoustic_onnx import OnnxAcousticModel
     from emostream.voices.acoustic import CHECKPOINT, LEAD_FRAMES, SPEAKERS, TAIL_FRAMES
 
     models = Path(__file__).resolve().parents[2] / "models"
@@ -197,6 +197,19 @@ def test_family_clone_applies_the_gain_and_stock_voices_do_not() -> None:
     stock = {v.info.id: v for v in family.stock_voices()}
     name = next(iter(family.speakers))
     assert np.allclose(stock[name].speaker, family.speakers[name])  # stock: unmoved
+
+
+def test_the_acoustic_stage_names_the_model_it_runs() -> None:
+    """What the GPU engine captures in CUDA graphs (engine.gpu.stages): the stage's model."""
+    from emostream.voices.acoustic import AcousticFamily, find_models_dir
+
+    models = find_models_dir()
+    assert models is not None
+    family = AcousticFamily(models, decoder=None, vocoder_key="lite")
+    voice = next(iter(family.stock_voices()))
+    acoustic, decode = stage_of(voice, "acoustic"), stage_of(voice, "decode")
+    assert acoustic is not None and acoustic.model is family.model is voice.model
+    assert decode is not None and decode.model is None
 
 
 def test_a_segment_read_out_long_is_made_in_bounded_pieces(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -58,7 +58,7 @@ LITE_SHIPPED = (Path(__file__).resolve().parents[2] / "models" / LITE_VOCODER).i
 
 @pytest.mark.skipif(not LITE_SHIPPED, reason="the light vocoder is not under models/ yet")
 def test_cpu_default_is_onnx_with_the_light_vocoder() -> None:
-    from emostream.models.acoustic_onnx import OnnxAcousticModel
+    from emostream.networks.acoustic_onnx import OnnxAcousticModel
     from emostream.voices.catalog import LITE_CONTEXT
 
     catalog = load_catalog(Settings(acoustic="on"))

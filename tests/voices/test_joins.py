@@ -70,7 +70,7 @@ def test_cut_keeps_the_span_and_context_frames_either_side() -> None:
 def test_shipped_voice_says_a_cut_segment_as_inside_its_sentence() -> None:
     """With the model: the last word of a segment cut before "to" is as long as inside the
     whole sentence (no final lengthening, no end silence), and its edges carry context."""
-    from emostream.models.acoustic_onnx import OnnxAcousticModel
+    from emostream.networks.acoustic_onnx import OnnxAcousticModel
     from emostream.voices.acoustic import CHECKPOINT, SPEAKERS, AcousticVoice
 
     models = Path(__file__).resolve().parents[2] / "models"

@@ -36,7 +36,7 @@ import numpy.typing as npt
 from emostream.config import Settings
 from emostream.engine.chunks import PadSide
 from emostream.engine.devices import DeviceSetup, setup_device
-from emostream.voices.base import Controls, Latent, Voice
+from emostream.voices.base import Controls, Latent, SpeakerVoice, Voice
 from emostream.voices.catalog import VoiceCatalog, load_catalog
 from emostream.voices.cloning.cache import LRU
 
@@ -57,7 +57,7 @@ class VoiceRef:
 
     @classmethod
     def of(cls, voice: Voice, *, stock: bool) -> VoiceRef:
-        speaker = None if stock else getattr(voice, "speaker", None)
+        speaker = voice.speaker if not stock and isinstance(voice, SpeakerVoice) else None
         return cls(voice.info.id, None if speaker is None else np.asarray(speaker, np.float32))
 
 

@@ -20,8 +20,8 @@ OpusApplication = Literal["audio", "lowdelay"]
 # libopus's OPUS_APPLICATION_* values (opus_defines.h), so the core imports without libopus:
 # "audio" lets the encoder pick SILK, CELT or both (hybrid) per frame; "lowdelay"
 # (RESTRICTED_LOWDELAY) is CELT only: 2.5 ms of look-ahead instead of 6.5, and on speech
-# 2.1-2.9x cheaper to encode than "audio" at the same complexity, 32-64 kb/s
-# (bench/opus_cost.py --modes).
+# cheaper to encode than "audio" at the same complexity (docs/measurements.md, "Figures
+# behind the code").
 OPUS_APPLICATIONS: dict[str, int] = {"audio": 2049, "lowdelay": 2051}
 OPUS_RATES = (48000, 24000, 16000)
 DEFAULT_BITRATE = 32000  # Opus bits per second where neither client nor server says
@@ -38,7 +38,7 @@ class OutputFormat:
     codec: Codec = "opus"
     sample_rate: int = 48000
     bitrate: int | None = None  # Opus bits per second; None: the server's (DEFAULT_BITRATE)
-    complexity: int = 5  # Opus 0..10; 5 costs ≈5 ms CPU per audio-second
+    complexity: int = 5  # Opus 0..10 (its CPU cost: docs/measurements.md)
     application: OpusApplication = "audio"  # OPUS_APPLICATIONS
 
     def __post_init__(self) -> None:
@@ -116,9 +116,9 @@ class Packetizer:
         """The packets of ``push(audio)``, the same bytes, each yielded as soon as it is
         encoded: the input is resampled and framed one packet's worth at a time, so the
         first packet of a chunk waits for one frame's resampling and encoding, not the
-        whole chunk's (an 18-frame first chunk, 10 packets at 48 kHz: 1.5 -> 0.18 ms on the
-        2-core dev machine). A little dearer in all (+7 %: more, smaller calls), so for
-        a chunk a listener is waiting for. Consume it fully before the next call."""
+        whole chunk's. A little dearer in all (more, smaller calls), so for a chunk a
+        listener is waiting for (docs/measurements.md, "Figures behind the code"). Consume it
+        fully before the next call."""
         audio = np.asarray(audio, dtype=np.float32).reshape(-1)
         step = max(1, -(-self.fmt.frame_samples * self.in_rate // self.fmt.sample_rate))
         for i in range(0, len(audio), step):
@@ -128,8 +128,8 @@ class Packetizer:
         """A listener's first chunk: the packets of its first ``each_s`` one at a time
         (:meth:`push_each`: the first leaves after one frame's work), the rest in one
         :meth:`push`. The same bytes as ``push(audio)``. A light-vocoder first chunk on
-        the GPU engine is 99 frames (1.15 s): all of it one at a time cost 2.31 ms
-        against 2.12 for one push, this 2.18 (CELT 64 kb/s, 2-core machine, best of 40)."""
+        the GPU engine is 99 frames (1.15 s): all of it one at a time cost more than one
+        push, this almost nothing (docs/measurements.md, "Figures behind the code")."""
         n = int(each_s * self.in_rate)
         yield from self.push_each(audio[:n])
         yield from self.push(audio[n:])

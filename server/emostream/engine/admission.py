@@ -49,7 +49,7 @@ class Verdict(StrEnum):
 class AdmissionPolicy:
     first_audio_bound_s: float = 0.1  # the engine's share of the 200 ms first-audio bound
     max_utilization: float = 0.85
-    prior_stream_load: float = 0.001  # device share of one more stream (H200: ~1/1,000)
+    prior_stream_load: float = 0.001  # device share of one more stream (as on the H200)
     lite: bool = False  # a lighter path exists: refusals say LITE
     enabled: bool = True  # False: admit everything (the figures are still computed)
 

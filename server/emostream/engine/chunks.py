@@ -25,7 +25,7 @@ batcher does so that a few CUDA graphs serve every window). Padding must sit pas
 context the window discards: right padding after an utterance's last frame changes that
 window's audio (measured with HiFi-GAN V1: ~0 dB over the last 20 frames), so the last
 window is padded on the left, where its left context absorbs it. Pad with the features of
-silence (``emostream.models.mel.silence_level()`` for log-mels).
+silence (``emostream.networks.mel.silence_level()`` for log-mels).
 
 :func:`snr_db` is the accuracy measure used by tests and benchmarks.
 """

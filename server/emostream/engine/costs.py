@@ -3,34 +3,19 @@
 
 * :class:`LinearCost` / :class:`CostTable`: ``fixed + rows x (per_row + length x per_cell)``
   per stage.
-* :data:`H200` and :func:`h200_table`: the figures measured on one H200 (the fake device of
-  the scheduling tests and of ``bench/engine_sim.py``):
-
-  - HiFi-GAN V1, fp16, a CUDA graph per shape, as the engine process's execute step costs
-    (padding, host->device, replay, device->host, slicing): ~1.31 ms per call + ~5.98 us per
-    padded frame-row, the least-squares fit of the 29 shapes the engine measured in the
-    400-stream probe (``bench/results/2026-12-03-h200-engine-probe-engine-stats.jsonl``,
-    ``cost_ms``: 1 x 32 1.80 ms, 16 x 96 9.93, 32 x 32 6.98, 32 x 96 19.99; the fit is
-    within 10 % from 8 rows up and under by up to 0.5 ms at 1-4 rows). The backend alone
-    measured ~1.3 ms + ~5.7 us (``bench/results/2026-12-02-h200-vocoder.md``, run1);
-  - the acoustic model (FS2 v0.4) as CUDA graphs, the same probe: 2.86 / 3.81 / 4.64 / 6.41
-    / 10.58 ms at batch 1 / 4 / 8 / 16 / 32 (a mean over lengths), i.e. ~2.67 ms + ~0.245 ms
-    per request (the backend alone: 2.14 ms at 1, 10.94 at 32; ``bench/acoustic_graphs.py``);
-    eager: 10.38 ms at batch 1, 15.45 ms at 32, i.e. ~10.2 ms + ~0.16 ms per request
-    (``bench/results/2026-12-02-h200-loadtest.md``).
-
+* :data:`H200` and :func:`h200_table`: one H200 (the fake device of the scheduling tests and
+  of ``bench/engine_sim.py``): HiFi-GAN V1 fp16 and the acoustic model as CUDA graphs (or
+  eager), each a least-squares fit of what the engine measured per shape (2026-12-02/03).
 * :data:`H200_HOST_PER_PLAN_S` / :data:`H200_HOST_PER_ITEM_S`: the engine loop's host work
   outside the stages' calls (intake, schedule, padding, delivery, publishing the load; one
-  thread, so the device idles meanwhile), the least-squares fit of the loaded 5-s intervals
-  of the H200 run of 2026-12-04 (``bench/results/2026-12-04-h200-engine-run1*-logs.tar.gz``,
-  ``engine stats``: busy x interval - run against batches and items; within ~20 % at 500
-  streams, 0.61-0.71 s of every 5 s): ~0.19 ms a batch + ~0.11 ms a call. The same run's
-  ``cost_ms`` agree with :data:`H200` within a few % (acoustic 2.72 ms + 0.257 ms a
-  request; vocoder 32 x 96 20.2 ms, 16 x 96 10.1, 1 x 96 2.1).
+  thread, so the device idles meanwhile), fit on the H200 run of 2026-12-04.
 * :data:`H100_LITE` and :func:`h100_lite_table`: one H100 with the light vocoder (the run
-  of 2026-12-06; the figures at the table), with :data:`H100_HOST_PER_ITEM_S`.
+  of 2026-12-06), with :data:`H100_HOST_PER_ITEM_S`.
 * :class:`MeasuredCost`: the engine's own timings per ``(stage, rows, length)`` shape
   (a moving average), the prior for shapes not yet run.
+
+The tables' figures, their fits and their files: docs/measurements.md, "Figures behind the
+code".
 """
 
 from __future__ import annotations
@@ -73,13 +58,9 @@ H200: dict[str, LinearCost] = {
 H200_HOST_PER_PLAN_S = 0.19e-3
 H200_HOST_PER_ITEM_S = 0.11e-3
 
-# One H100 with the light vocoder (2026-12-06 run3, `bench/gpu_engine.sh` with
-# EMOSTREAM_VOCODER=lite; the engine's `cost_ms` after the sweep,
-# bench/results/2026-12-06-h100-engine-run3-lite-*): the light vocoder's CUDA graphs
-# ~0.70 ms a call + ~0.53 us a padded frame-row (1 x 128 0.85 ms, 32 x 128 2.82 ms; the fit
-# within 12 %), the acoustic graphs ~3.40 ms + ~0.259 ms a request (1: 3.69, 32: 11.84; 5 %).
-# The loop's host work there scaled with calls, not batches: ~0.20 ms a call (intake,
-# delivery, padding; the loaded 5-s intervals' busy x interval - run, least squares).
+# One H100 with the light vocoder (2026-12-06): the engine's own cost per shape, fit; the
+# loop's host work there scaled with calls, not batches (how: docs/measurements.md,
+# "Figures behind the code").
 H100_LITE: dict[str, LinearCost] = {
     "vocoder-lite-graphs": LinearCost(0.70e-3, per_cell_s=0.53e-6),
     "acoustic-graphs": LinearCost(3.40e-3, per_row_s=0.259e-3),

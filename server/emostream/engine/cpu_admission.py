@@ -50,8 +50,8 @@ class CpuAdmissionPolicy:
     max_utilization: float = 0.8
     first_audio_bound_s: float = 0.15  # the server's share of a 250 ms first-audio bound
     loop_lag_bound_s: float = 0.05
-    # Worker seconds of one utterance before one has been measured (2-core machine, af_heart:
-    # ~0.03 s of model time per audio second, replies of ~5 s; doubled for joe and contention).
+    # Worker seconds of one utterance before one has been measured (af_heart's reply, doubled
+    # for joe and contention: docs/measurements.md, "Figures behind the code").
     prior_work_s: float = 0.3
     # Run time of an utterance's first calls (acoustic + first window) before measured.
     prior_first_s: float = 0.05

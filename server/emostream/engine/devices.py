@@ -17,7 +17,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from emostream.config import Settings
-from emostream.engine.cpu_admission import CpuAdmissionPolicy
 from emostream.engine.runner import Runner, ThreadRunner
 from emostream.voices.catalog import VoiceCatalog
 
@@ -37,7 +36,7 @@ class DeviceSetup:
         if not acoustic_graphs or self.engine is None or catalog.family is None:
             return  # nothing to capture (and the CPU path must not import torch)
         from emostream.engine.gpu.runner import GpuRunner
-        from emostream.models.acoustic import AcousticModel
+        from emostream.networks.acoustic import AcousticModel
 
         family = catalog.family
         if isinstance(self.runner, GpuRunner) and isinstance(family.model, AcousticModel):
@@ -104,6 +103,8 @@ async def setup_device(settings: Settings) -> DeviceSetup:
     if settings.engine != "inprocess":
         raise ValueError(f"unknown engine {settings.engine!r}; use inprocess, process or ray")
     if settings.device == "cpu":  # admission from measured load (engine.cpu_admission)
+        from emostream.engine.cpu_admission import CpuAdmissionPolicy
+
         policy = CpuAdmissionPolicy.from_settings(settings)
         return DeviceSetup(ThreadRunner(workers=settings.decode_workers, admission=policy))
     if settings.device != "cuda":

@@ -1,9 +1,9 @@
 """Give the memory an utterance freed back to the operating system.
 
 glibc's malloc keeps freed memory in its heaps for reuse, and a long utterance leaves holes
-its pieces' tensors (ONNX Runtime runs without its own arena: :mod:`emostream.models.ort_cpu`)
-went through: measured in process on af_heart (2026-12-07, four 5,000-character utterances),
-``malloc_trim(0)`` after each returned 31-70 MB of RSS, in 1-13 ms.
+its pieces' tensors (ONNX Runtime runs without its own arena: :mod:`emostream.networks.ort_cpu`)
+went through; ``malloc_trim(0)`` after one gives tens of MB of RSS back in a few ms
+(docs/measurements.md, "Figures behind the code"; docs/hardening.md).
 :class:`HeapTrimmer` is the rule (after an utterance, at most once per ``interval_s``, none
 skipped), with no I/O; :func:`libc_malloc_trim` finds the call (none where libc has none: musl, macOS).
 """

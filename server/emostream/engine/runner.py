@@ -30,16 +30,18 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from emostream.engine.admission import Decision, Verdict
 from emostream.engine.chunks import PadSide
-from emostream.engine.cpu_admission import CpuAdmissionPolicy, decide
-from emostream.engine.cpu_load import CallKind, CpuLoadTracker
 from emostream.voices.base import Controls, Latent, Voice
+
+if TYPE_CHECKING:  # the CPU admission modules load with a policy (emostream import time)
+    from emostream.engine.cpu_admission import CpuAdmissionPolicy
+    from emostream.engine.cpu_load import CallKind, CpuLoadTracker
 
 
 class Runner(Protocol):
@@ -197,6 +199,8 @@ class ThreadRunner:
         self._rng = rng or random.Random()
         self.load: CpuLoadTracker | None = None
         if admission is not None:
+            from emostream.engine.cpu_load import CpuLoadTracker
+
             self.load = CpuLoadTracker(
                 workers=len(self._threads), window_s=admission.window_s, cores=cores
             )
@@ -209,6 +213,8 @@ class ThreadRunner:
         reports its end."""
         if self.admission is None or self.load is None:
             return Decision(Verdict.ADMIT, "", 0.0, 0.0)
+        from emostream.engine.cpu_admission import decide
+
         now = self._clock()
         decision = decide(self.load.snapshot(now), self.admission)
         if decision.admitted:

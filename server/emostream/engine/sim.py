@@ -50,8 +50,8 @@ VOCODER_STAGE = StageSpec(VOCODER, ENGINE_BUCKETS.batch_sizes, ENGINE_BUCKETS.fr
 ACOUSTIC_STAGE = StageSpec(ACOUSTIC, (1, 2, 4, 8, 16, 32))
 # The load generator's closed-loop workload (loadtest.texts.REPLIES, each cut by the server's
 # Segmenter: 2-3 segments, 17 in 8 replies) in audio seconds per segment: characters times
-# the 3.78 s a reply measured on average at 500 streams on the H200 (2026-12-04: 502 audio
-# s per wall s, 133 utterances and 282 acoustic calls per second). tests check the cuts.
+# a reply's mean audio length as measured on the H200 (2026-12-04; docs/measurements.md,
+# "Figures behind the code"). tests check the cuts.
 LOADGEN_SEGMENTS_S: tuple[tuple[float, ...], ...] = (
     (1.21, 1.21, 1.7), (1.37, 1.92), (1.21, 2.9), (1.64, 1.59),
     (1.7, 2.3), (0.77, 3.12), (1.81, 1.86), (0.71, 3.23),

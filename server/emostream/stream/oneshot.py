@@ -10,14 +10,8 @@ import numpy.typing as npt
 from emostream.codec.packetizer import OutputFormat
 from emostream.engine.runner import Runner, ThreadRunner
 from emostream.stream.streamer import Packet, UtteranceRequest, stream_utterance
-from emostream.text.normalize import normalize
-from emostream.text.splitter import Segmenter
+from emostream.text.frontend import TextFrontEnd
 from emostream.voices.base import Controls, Voice
-
-
-def split_text(text: str) -> list[str]:
-    seg = Segmenter()
-    return seg.feed(normalize(text)) + seg.flush()
 
 
 async def synthesize(
@@ -33,7 +27,7 @@ async def synthesize(
     runner = runner or ThreadRunner(workers=1)
 
     async def segments() -> AsyncIterator[str]:
-        for t in split_text(text):
+        for t in TextFrontEnd.split(text):
             yield t
 
     request = UtteranceRequest(

@@ -45,6 +45,7 @@ import time
 from typing import Any, NoReturn
 
 from emostream.text.espeak_worker import HEADER, frame
+from emostream.text.frontend import EspeakCrashed
 
 log = logging.getLogger(__name__)
 
@@ -75,10 +76,6 @@ def defuse(text: str) -> str:
         return kept + rest
 
     return _RUN.sub(cut, text)
-
-
-class EspeakCrashed(RuntimeError):
-    """espeak-ng died (or hung) on this call; the next call gets a fresh process."""
 
 
 class IsolatedEspeak:

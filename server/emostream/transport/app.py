@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -10,22 +11,34 @@ from dataclasses import replace
 from pathlib import Path
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
+from emostream.codec.encoders import warm as warm_encoders
 from emostream.config import Settings
 from emostream.engine.devices import DeviceSetup, frontend_settings, setup_device
 from emostream.stream.metrics import Metrics
 from emostream.stream.service import SpeechService
-from emostream.text.handles import warm as warm_handles
+from emostream.text.frontend import TextFrontEnd
 from emostream.transport import http
+from emostream.transport.compat.routes import error_shape
+from emostream.transport.compat.routes import routes as compat_routes
 from emostream.transport.drain import Drain, hook_sigterm
 from emostream.transport.edge.auth import authenticator, is_loopback
-from emostream.transport.edge.guard import Guard, mint_token, principal_of
+from emostream.transport.edge.guard import KEY_HEADERS, Guard, mint_token, principal_of
 from emostream.transport.edge.limits import KeyLimits
 from emostream.transport.edge.origins import EdgeRules
+from emostream.transport.openai_api import (
+    EXPOSED_HEADERS,
+    SDK_HEADERS,
+    model_routes,
+    resolve_aliases,
+)
 from emostream.transport.voices_api import voice_routes
 from emostream.transport.websocket.connection import stream_endpoint
 from emostream.voices.catalog import VoiceCatalog, load_catalog
@@ -56,6 +69,32 @@ def _clones(registry: VoiceStore) -> int | str:
         return len(registry)
     except StoreUnavailable:
         return "?"
+
+
+Handler = Callable[[Request, Exception], Awaitable[Response]]
+
+
+def _shaped(handler: Handler) -> Handler:
+    """``handler``, answering in the compatible API's error shape on its paths."""
+
+    async def shaped(request: Request, exc: Exception) -> Response:
+        response = await handler(request, exc)
+        shape = error_shape(request.url.path)
+        if shape is None:
+            return response
+        status = response.status_code
+        if isinstance(exc, HTTPException):
+            code = {404: "not_found", 405: "method_not_allowed"}.get(status, "http_error")
+            message = f"{request.method} {request.url.path[:100]}: {exc.detail}"
+        else:
+            code, message = "internal_error", "the server failed on this request; it is logged"
+        out = shape(status, code, message)
+        for name in ("allow", "retry-after"):
+            if name in response.headers:
+                out.headers[name] = response.headers[name]
+        return out
+
+    return shaped
 
 
 def create_app(
@@ -103,7 +142,7 @@ def create_app(
         if svc is None:
             device = await (device_setup or setup_device)(settings)
             voices = catalog or load_catalog(frontend_settings(settings))
-            warm_handles()  # the handle splitter's word list, before the first request
+            TextFrontEnd.warm()  # the handle splitter's word list, before the first request
             await device.prepare(voices, acoustic_graphs=settings.acoustic_graphs)
             svc = SpeechService(
                 replace(settings, default_voice=voices.default_for(settings.default_voice)),
@@ -116,8 +155,12 @@ def create_app(
             )
             if device.report:
                 metrics.gpu_memory.set(float(device.report.get("reserved_bytes", 0)))
+        await asyncio.to_thread(warm_encoders)  # FFmpeg (aac) before the first request
         app.state.service = svc
         app.state.registry = registry
+        app.state.voice_aliases = resolve_aliases(
+            svc.settings.voice_aliases(), svc.catalog, svc.settings.default_voice
+        )
         holder.append(svc)
         running = svc
         restore_sigterm = hook_sigterm(drain, lambda: running.active)
@@ -139,6 +182,7 @@ def create_app(
         WebSocketRoute("/v1/stream", stream_endpoint),
         Route("/v1/audio/speech", http.speech, methods=["POST"]),
         Route("/v1/voices", http.voices, methods=["GET"]),
+        *model_routes(),
         *voice_routes(
             registry,
             enroller,
@@ -147,6 +191,7 @@ def create_app(
             limits=limits,
             metrics=metrics,
         ),
+        *compat_routes(),  # ElevenLabs' and Cartesia's APIs (docs/compat.md)
         Route("/v1/tokens", mint_token, methods=["POST"]),
         Route("/healthz", http.healthz, methods=["GET"]),
         Route("/metrics", http.metrics, methods=["GET"]),
@@ -154,16 +199,19 @@ def create_app(
     client = find_client_dir()
     if client is not None:
         routes.append(Mount("/", StaticFiles(directory=client, html=True), name="client"))
-    middleware = [Middleware(Guard, auth=auth, rules=rules, metrics=metrics)]
+    middleware = [Middleware(Guard, auth=auth, rules=rules, metrics=metrics, shape=error_shape)]
     cors = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
     if cors:
         middleware.insert(0, Middleware(
             CORSMiddleware, allow_origins=cors, allow_methods=["GET", "POST", "DELETE"],
-            allow_headers=["Authorization", "Content-Type"], max_age=600,
+            allow_headers=["Authorization", "Content-Type", *SDK_HEADERS, *KEY_HEADERS],
+            expose_headers=list(EXPOSED_HEADERS), max_age=600,
         ))  # fmt: skip
     app = Starlette(
         routes=routes, lifespan=lifespan, middleware=middleware,
-        exception_handlers={StoreUnavailable: http.store_unavailable},
+        exception_handlers={StoreUnavailable: http.store_unavailable,
+                            HTTPException: _shaped(http.http_exception),
+                            500: _shaped(http.internal_error)},
     )  # fmt: skip
     app.state.auth = auth
     app.state.limits = limits

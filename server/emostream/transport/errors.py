@@ -1,5 +1,7 @@
-"""The one shape of an HTTP error body: ``{"error": {"code", "message"}}`` (a ``busy``
-refusal adds ``retry_after_ms``, as its WebSocket error does)."""
+"""The one shape of an HTTP error body, OpenAI's: ``{"error": {"message", "type", "param",
+"code"}}`` (``code``: EmoStream's error code; ``type``: OpenAI's class of error, from the status;
+``param``: the request field at fault, or null). A ``busy`` refusal adds ``retry_after_ms``, as
+its WebSocket error does."""
 
 from __future__ import annotations
 
@@ -16,8 +18,20 @@ INVALID_UTF8 = "invalid_utf8"  # the error code counted in /metrics
 INVALID_UTF8_REASON = "invalid UTF-8 in a text message"
 
 
-def error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message, **extra}}, status_code=status)
+def error_type(status: int) -> str:
+    """OpenAI's ``type`` of an error answered with ``status``."""
+    if status >= 500:
+        return "server_error"
+    if status == 429:
+        return "rate_limit_error"
+    return "invalid_request_error"  # OpenAI's for 400, 401, 403, 404 alike
+
+
+def error(
+    status: int, code: str, message: str, *, param: str | None = None, **extra: Any
+) -> JSONResponse:
+    body = {"message": message, "type": error_type(status), "param": param, "code": code}
+    return JSONResponse({"error": {**body, **extra}}, status_code=status)
 
 
 def retry_after_ms(busy: Busy) -> int:

@@ -1,4 +1,5 @@
-"""HTTP API beside the WebSocket: OpenAI-compatible speech, voices, health, metrics."""
+"""HTTP API beside the WebSocket: speech (OpenAI's API: :mod:`emostream.transport.openai_api`),
+voices, health, metrics."""
 
 from __future__ import annotations
 
@@ -6,27 +7,21 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from emostream.codec.containers import OggOpusWriter, wav_header
-from emostream.codec.packetizer import FRAME_MS, OutputFormat
-from emostream.stream.oneshot import split_text
+from emostream.codec.encoders import AudioEncoder, make_encoder
+from emostream.codec.packetizer import OutputFormat
 from emostream.stream.service import Busy, Slot, SpeechService
 from emostream.stream.streamer import Packet, UtteranceRequest
-from emostream.text.espeak import EspeakCrashed
+from emostream.text.frontend import EspeakCrashed, TextFrontEnd
 from emostream.transport.edge.guard import principal_of, voice_visible
 from emostream.transport.edge.limits import KeyLimits, LimitExceeded, StreamPermit
 from emostream.transport.errors import busy_response, error
-from emostream.transport.messages import (
-    ProtocolError,
-    bool_field,
-    load_message,
-    parse_controls,
-    sample_rate_field,
-    voice_field,
-)
+from emostream.transport.openai_api import SSE_MEDIA_TYPE, Framing
+from emostream.transport.speech_request import RequestError, SpeechBody, read_speech
 from emostream.transport.voice_access import (
     CLONE_UNAVAILABLE,
     STORE_UNAVAILABLE,
@@ -34,7 +29,7 @@ from emostream.transport.voice_access import (
     retry_after_s,
     store_unavailable_message,
 )
-from emostream.voices.base import UnsupportedControl, check_controls
+from emostream.voices.base import UnsupportedControl, Voice, VoiceInfo, check_controls
 from emostream.voices.cloning.registry import StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -43,26 +38,24 @@ log = logging.getLogger(__name__)
 # there (the status is sent before the audio is made; the WebSocket says audio_too_long).
 AUDIO_LIMIT_HEADER = "X-EmoStream-Max-Audio-S"
 
-# response_format → (codec, default sample rate, media type)
-FORMATS: dict[str, tuple[str, int, str]] = {
-    "opus": ("opus", 48000, "audio/ogg"),
-    "wav": ("pcm_s16le", 24000, "audio/wav"),
-    "pcm": ("pcm_s16le", 24000, "audio/pcm"),
-}
-
 
 async def _segments(texts: list[str]) -> AsyncIterator[str]:
     for text in texts:
         yield text
 
 
-async def speech(request: Request) -> Response:
-    """``POST /v1/audio/speech`` — body ``{input, voice, speed, response_format, ...}``;
-    extra fields ``emotion``, ``intensity``, ``pitch_shift``, ``energy``, ``sample_rate``.
+def _speech_error(exc: RequestError) -> JSONResponse:
+    return error(exc.status, exc.code, exc.message, param=exc.param)
 
-    Every field is checked (by the same validators as the WebSocket ``start``) and a stream
-    slot is taken before the response starts: a bad or refused request is a 4xx/503 JSON
-    error, never a 200 cut short."""
+
+async def speech(request: Request) -> Response:
+    """``POST /v1/audio/speech``: OpenAI's speech body (``model``, ``input``, ``voice``,
+    ``response_format``, ``speed``, ``instructions``, ``stream_format``) plus EmoStream's
+    controls; read by :func:`~emostream.transport.speech_request.read_speech` (two dialects,
+    told apart by ``model``).
+
+    Every field is checked and a stream slot is taken before the response starts: a bad or
+    refused request is a 4xx/503 JSON error, never a 200 cut short."""
     service: SpeechService = request.app.state.service
     principal = principal_of(request)
     if request.app.state.drain.draining:
@@ -78,50 +71,27 @@ async def speech(request: Request) -> Response:
             request, 413, "too_large", f"the body is over {service.settings.max_body_bytes} bytes"
         )
     try:
-        body = load_message(raw)
-        text = body.get("input")
-        if not isinstance(text, str) or not text.strip():
-            return error(400, "empty_text", "'input' must be a non-empty string")
-        if len(text) > service.settings.max_text_chars:
-            return error(
-                413,
-                "text_too_long",
-                f"'input' is over {service.settings.max_text_chars} characters",
-            )
-        voice_id = voice_field(body, service.settings.default_voice)
-        visible = voice_visible(service.registry, principal, voice_id)
-        voice = service.voice(voice_id) if visible else None
-        if voice is None:
-            reason = clone_unavailable(request.app, voice_id) if visible else None
-            if reason:
-                return error(409, "voice_unavailable", reason)
-            known = [i.id for i in service.catalog.infos()]
-            return error(
-                404, "unknown_voice", f"unknown voice {voice_id[:100]!r}; available: {known}"
-            )
-        fmt_name = body.get("response_format")
-        fmt_name = "opus" if fmt_name is None else fmt_name
-        if not isinstance(fmt_name, str) or fmt_name not in FORMATS:
-            return error(400, "bad_format", f"response_format must be one of {sorted(FORMATS)}")
-        codec, rate, media = FORMATS[fmt_name]
-        controls = parse_controls(body)
-        check_controls(voice.info, controls)
-        fmt = OutputFormat(codec=codec, sample_rate=sample_rate_field(body, rate))  # type: ignore[arg-type]
-        cache = bool_field(body, "cache", True)
-    except ProtocolError as exc:
-        return error(400, exc.code, exc.message)
-    except UnsupportedControl as exc:
-        return error(400, "unsupported_control", str(exc))
-    texts = split_text(text)
-    if not texts:
-        return error(
-            400,
-            "empty_text",
-            "'input' has no speakable text (voices here read English and Mandarin)",
+        body = read_speech(
+            raw,
+            default_voice=service.settings.default_voice,
+            aliases=request.app.state.voice_aliases,
+            max_chars=service.settings.max_text_chars,
         )
+        voice = _voice(request, service, body, principal)
+        _check_controls(voice.info, body)
+        texts = TextFrontEnd.split(body.text)
+        if not texts:
+            raise RequestError(
+                400, "empty_text",
+                "'input' has no speakable text (voices here read English and Mandarin)", "input",
+            )  # fmt: skip
+        pre_skip = round(service.opus_delay_ms * body.sample_rate / 1000)
+        encoder = make_encoder(body.fmt.name, sample_rate=body.sample_rate, opus_pre_skip=pre_skip)
+    except RequestError as exc:
+        return _speech_error(exc)
     limits: KeyLimits = request.app.state.limits
     try:
-        limits.charge_chars(principal, len(text))
+        limits.charge_chars(principal, len(body.text))
         permit = limits.open_stream(principal)
     except LimitExceeded as exc:
         response = refused(request, 429, exc.code, exc.message)
@@ -132,16 +102,57 @@ async def speech(request: Request) -> Response:
     except Busy as exc:
         permit.release()
         return busy_response(exc)
+    fmt = OutputFormat(codec=body.fmt.codec, sample_rate=body.sample_rate)
     req = UtteranceRequest(
-        voice=voice, controls=controls, fmt=fmt, stream_id=service.new_stream_id()
+        voice=voice, controls=body.controls, fmt=fmt, stream_id=service.new_stream_id()
     )
-    body_iter = _body(service, req, texts, fmt_name, slot, cache=cache, scope=principal or "")
-    speech = _SpeechResponse(slot, permit, body_iter, media_type=media)
+    framing = Framing(sse=body.sse, input_chars=len(body.text))
+    body_iter = _body(service, req, texts, encoder, framing, slot, cache=body.cache,
+                      scope=principal or "")  # fmt: skip
+    media = SSE_MEDIA_TYPE if body.sse else body.fmt.media_type
+    speech = SpeechResponse(slot, permit, body_iter, media_type=media)
+    speech.headers["X-EmoStream-Voice"] = voice.info.id
+    if body.instructions is not None:  # how they were read (docs/openai.md)
+        spoken = body.controls
+        speech.headers["X-EmoStream-Emotion"] = f"{spoken.emotion}; intensity={spoken.intensity:g}"
+    if body.sse:
+        speech.headers["Cache-Control"] = "no-cache"
     if slot.degraded:  # admitted on a lighter path (README "Cluster": degradation)
         speech.headers["X-EmoStream-Degraded"] = slot.degraded
     if service.settings.max_utterance_audio_s > 0:
         speech.headers[AUDIO_LIMIT_HEADER] = f"{service.settings.max_utterance_audio_s:g}"
     return speech
+
+
+def _voice(request: Request, service: SpeechService, body: SpeechBody, principal: str | None
+           ) -> Voice:  # fmt: skip
+    """The voice ``body`` names, if this caller may speak it here; else RequestError."""
+    voice_id = body.voice_id
+    visible = voice_visible(service.registry, principal, voice_id)
+    voice = service.voice(voice_id) if visible else None
+    if voice is not None:
+        return voice
+    reason = clone_unavailable(request.app, voice_id) if visible else None
+    if reason:
+        raise RequestError(409, "voice_unavailable", reason, "voice")
+    asked = body.voice_asked[:100]
+    known = [i.id for i in service.catalog.infos()]
+    shown = ", ".join(known[:8]) + (", ..." if len(known) > 8 else "")
+    names = ", ".join(request.app.state.voice_aliases)
+    message = (f"unknown voice {asked!r}: use one of OpenAI's names ({names}) or a voice id of "
+               f"this server ({len(known)}: {shown}; GET /v1/voices lists them)")  # fmt: skip
+    raise RequestError(404, "unknown_voice", message, "voice").in_dialect(body.openai)
+
+
+def _check_controls(info: VoiceInfo, body: SpeechBody) -> None:
+    """UnsupportedControl as a RequestError naming the field that asked for it."""
+    try:
+        check_controls(info, body.controls)
+    except UnsupportedControl as exc:
+        param = exc.names[0]
+        if param == "emotion":
+            param = body.emotion_from or param  # a prompt or instructions may have set it
+        raise RequestError(400, "unsupported_control", str(exc), param) from None
 
 
 async def read_body(request: Request, limit: int) -> bytes | None:
@@ -169,13 +180,35 @@ async def store_unavailable(request: Request, exc: Exception) -> Response:
     return response
 
 
+async def http_exception(request: Request, exc: Exception) -> Response:
+    """Starlette's own refusals (no such route: 404; a method a route does not take: 405):
+    the JSON error of every other refusal under ``/v1/``, plain text elsewhere (the demo's
+    static files)."""
+    assert isinstance(exc, HTTPException)
+    status, headers = exc.status_code, exc.headers
+    if not request.url.path.startswith("/v1/"):
+        if status in (204, 304):
+            return Response(status_code=status, headers=headers)
+        return PlainTextResponse(exc.detail, status_code=status, headers=headers)
+    code = {404: "not_found", 405: "method_not_allowed"}.get(status, "http_error")
+    where = f"{request.method} {request.url.path[:100]}"
+    response = error(status, code, f"{where}: {exc.detail}")
+    response.headers.update(headers or {})
+    return response
+
+
+async def internal_error(request: Request, exc: Exception) -> Response:
+    """An unhandled exception (a bug): a JSON 500 with no traceback (the server logs it)."""
+    return error(500, "internal_error", "the server failed on this request; it is logged")
+
+
 def refused(request: Request, status: int, code: str, message: str) -> JSONResponse:
     """An error response counted in ``emostream_errors``."""
     request.app.state.service.metrics.errors.labels(code).inc()
     return error(status, code, message)
 
 
-class _SpeechResponse(StreamingResponse):
+class SpeechResponse(StreamingResponse):
     """A streaming body that holds a stream slot: released when the body is done, or when
     the response ends any other way (client gone before the body began, cancellation)."""
 
@@ -207,38 +240,33 @@ async def _body(
     service: SpeechService,
     req: UtteranceRequest,
     texts: list[str],
-    fmt_name: str,
+    encoder: AudioEncoder,
+    framing: Framing,
     slot: Slot,
     *,
     cache: bool,
     scope: str,
 ) -> AsyncIterator[bytes]:
-    rate = req.fmt.sample_rate
-    ogg: OggOpusWriter | None = None
-    if fmt_name == "opus":
-        # pre-skip: the encoder's look-ahead, the same ms at every rate (the service's, found
-        # once; no encoder made per request just to ask it)
-        ogg = OggOpusWriter(sample_rate=rate, pre_skip=round(service.opus_delay_ms * rate / 1000))
-        yield ogg.header()
-    elif fmt_name == "wav":
-        yield wav_header(sample_rate=rate)
-    per_packet = rate * FRAME_MS // 1000
+    head = encoder.header()
+    if head:
+        yield framing.chunk(head)
+    frames = 0
     async with service.utterance(
         req, _segments(texts), transport="http", slot=slot, cache=cache, cache_scope=scope
     ) as (out, stats):
-        batch: list[bytes] = []
         async for item in out:
             if not isinstance(item, Packet):
                 continue
-            if ogg is None:
-                yield item.data
-                continue
-            batch.append(item.data)
-            if len(batch) >= 5:  # 100 ms per Ogg page
-                yield ogg.pages(batch, per_packet)
-                batch = []
-        if ogg is not None:
-            yield ogg.pages(batch, per_packet, last=True)
+            frames += 1
+            data = encoder.push(item.data)
+            if data:
+                yield framing.chunk(data)
+        tail = encoder.finish()
+        if tail:
+            yield framing.chunk(tail)
+        end = framing.end(frames)
+        if end:
+            yield end
         if stats.truncated:  # the body ends at the cap (its header AUDIO_LIMIT_HEADER says it)
             service.metrics.errors.labels("audio_too_long").inc()
             log.info("%s: audio cut at %g s (max_utterance_audio_s)", req.stream_id,

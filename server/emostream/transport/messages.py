@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from emostream.codec.packetizer import SAMPLE_RATES, FormatError, OutputFormat
-from emostream.text.emotion import parse_prompt
+from emostream.text.emotion import EmotionGuess, parse_prompt
 from emostream.transport import schema
 from emostream.voices.base import Controls
 
@@ -35,10 +35,14 @@ _CONTROL_RANGES = {
 
 
 class ProtocolError(Exception):
-    def __init__(self, code: str, message: str) -> None:
+    """A refused message: ``code`` and ``message``; ``param``: the field at fault, when one is
+    (the OpenAI-shaped HTTP error names it)."""
+
+    def __init__(self, code: str, message: str, param: str | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.param = param
 
 
 MAX_DEPTH: int = schema.envelope()["max_depth"]  # nesting of arrays/objects; v1 needs 2
@@ -136,9 +140,9 @@ def number_field(msg: dict[str, Any], key: str, default: float, lo: float, hi: f
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ProtocolError("bad_value", f"{key!r} must be a number")
+        raise ProtocolError("bad_value", f"{key!r} must be a number", key)
     if not (isinstance(value, int) or math.isfinite(value)) or not lo <= value <= hi:
-        raise ProtocolError("bad_value", f"{key!r} must be a finite number from {lo} to {hi}")
+        raise ProtocolError("bad_value", f"{key!r} must be a finite number from {lo} to {hi}", key)
     return float(value)
 
 
@@ -152,7 +156,7 @@ def integer_field(raw: dict[str, Any], key: str, default: int, *, code: str, nam
         or not isinstance(value, (int, float))
         or (isinstance(value, float) and not (math.isfinite(value) and value.is_integer()))
     ):
-        raise ProtocolError(code, f"{name!r} must be a whole number")
+        raise ProtocolError(code, f"{name!r} must be a whole number", key)
     return int(value)
 
 
@@ -161,7 +165,7 @@ def bool_field(msg: dict[str, Any], key: str, default: bool = False) -> bool:
     if value is None:
         return default
     if not isinstance(value, bool):
-        raise ProtocolError("bad_value", f"{key!r} must be true or false (a JSON boolean)")
+        raise ProtocolError("bad_value", f"{key!r} must be true or false (a JSON boolean)", key)
     return value
 
 
@@ -171,7 +175,7 @@ def voice_field(msg: dict[str, Any], default: str) -> str:
     if voice is None:
         return default
     if not isinstance(voice, str) or not voice.strip():
-        raise ProtocolError("bad_value", "'voice' must be a non-empty string")
+        raise ProtocolError("bad_value", "'voice' must be a non-empty string", "voice")
     return voice
 
 
@@ -179,37 +183,47 @@ def sample_rate_field(raw: dict[str, Any], default: int, *, name: str = "sample_
     """``sample_rate`` (``format.sample_rate`` on the WebSocket): one of the served rates."""
     rate = integer_field(raw, "sample_rate", default, code="bad_format", name=name)
     if rate not in SAMPLE_RATES:
-        raise ProtocolError("bad_format", f"{name!r} must be one of {list(SAMPLE_RATES)}")
+        raise ProtocolError(
+            "bad_format", f"{name!r} must be one of {list(SAMPLE_RATES)}", "sample_rate"
+        )
     return rate
 
 
-def parse_controls(msg: dict[str, Any]) -> Controls:
+def parse_controls(
+    msg: dict[str, Any], *, speed: float | None = None, style: EmotionGuess | None = None
+) -> Controls:
     """Controls from a ``start`` message (or an HTTP body); type- and range-checked.
 
     A free-text ``prompt`` ("用愤怒的语气", "a bit sad") sets ``emotion`` and ``intensity``
-    when they are not given explicitly.
+    when they are not given explicitly. The HTTP body passes its own reading of ``speed``
+    (OpenAI's wider range, clamped) and of ``instructions`` (``style``: what a ``prompt`` would
+    set, when the body has none).
     """
     emotion = msg.get("emotion")
     if emotion is not None and (not isinstance(emotion, str) or emotion not in EMOTIONS):
-        raise ProtocolError("bad_value", f"'emotion' must be one of {list(EMOTIONS)}")
+        raise ProtocolError("bad_value", f"'emotion' must be one of {list(EMOTIONS)}", "emotion")
     prompt = msg.get("prompt")
     if prompt is not None:
         if not isinstance(prompt, str) or not prompt.strip() or len(prompt) > MAX_PROMPT_CHARS:
             raise ProtocolError(
                 "bad_value",
                 f"'prompt' must be a non-empty string of at most {MAX_PROMPT_CHARS} characters",
+                "prompt",
             )
-        if emotion is None:
-            guess = parse_prompt(prompt)
-            emotion = guess.label
-            if msg.get("intensity") is None:
-                msg = {**msg, "intensity": guess.intensity}
+        style = parse_prompt(prompt) if emotion is None else None
+    guessed = None
+    if emotion is None and style is not None:
+        emotion = style.label
+        if msg.get("intensity") is None:
+            guessed = style.intensity
     return Controls(
-        speed=number_field(msg, "speed", *_CONTROL_RANGES["speed"]),
+        speed=number_field(msg, "speed", *_CONTROL_RANGES["speed"]) if speed is None else speed,
         pitch_shift=number_field(msg, "pitch_shift", *_CONTROL_RANGES["pitch_shift"]),
         energy=number_field(msg, "energy", *_CONTROL_RANGES["energy"]),
         emotion=emotion or "neutral",
-        intensity=number_field(msg, "intensity", *_CONTROL_RANGES["intensity"]),
+        intensity=number_field(msg, "intensity", *_CONTROL_RANGES["intensity"])
+        if guessed is None
+        else guessed,
     )
 
 

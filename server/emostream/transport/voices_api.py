@@ -90,23 +90,24 @@ def voice_routes(
                 upload = form.get("file")
                 name = form.get("name")
                 if not isinstance(upload, UploadFile):
-                    return error(400, "missing_file", "the form needs a 'file' part (the clip)")
+                    return error(400, "missing_file", "the form needs a 'file' part (the clip)",
+                                 param="file")  # fmt: skip
                 data = await upload.read(max_bytes + 1)
         except ClipError as exc:  # pragma: no cover - defensive
-            return error(exc.http_status, exc.code, exc.message)
+            return error(exc.http_status, exc.code, exc.message, param="file")
         except Exception as exc:  # noqa: BLE001 - malformed multipart bodies raise various errors
             return error(400, "bad_form", f"malformed multipart body: {exc}")
         if not isinstance(name, str):
-            return error(400, "bad_name", "the form needs a 'name' field")
+            return error(400, "bad_name", "the form needs a 'name' field", param="name")
         try:
             name = clean_name(name)
         except ValueError as exc:
-            return error(400, "bad_name", str(exc))
+            return error(400, "bad_name", str(exc), param="name")
         try:
             enrolment = await enroller.enroll(data)
         except ClipError as exc:
             log.info("clip refused: %s (%s)", exc.code, exc.message)
-            return error(exc.http_status, exc.code, exc.message)
+            return error(exc.http_status, exc.code, exc.message, param="file")
         clip, final_name = enrolment.clip, name
         voice = await enroller.run(
             lambda: registry.add(

@@ -1,8 +1,8 @@
 """The project's own acoustic model as a :class:`~emostream.voices.base.Voice`.
 
 ``acoustic()`` runs G2P → the acoustic model and returns an 80-bin HiFi-GAN mel ``[80, T]``
-with frames per unit. The model is either :class:`~emostream.models.acoustic.AcousticModel`
-(torch: GPU serving, batched) or :class:`~emostream.models.acoustic_onnx.OnnxAcousticModel`
+with frames per unit. The model is either :class:`~emostream.networks.acoustic.AcousticModel`
+(torch: GPU serving, batched) or :class:`~emostream.networks.acoustic_onnx.OnnxAcousticModel`
 (ONNX Runtime on CPU, the default install: no torch); both read the same shipped ONNX file.
 ``decode`` is pluggable: pass any ``mel [80, T] → audio`` callable (the light vocoder or
 HiFi-GAN V1) with the context it needs for chunked decoding; without one, ``decode`` raises.
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Union
 import numpy as np
 import numpy.typing as npt
 
-from emostream.models.acoustic_onnx import OnnxAcousticModel, Prosody, pack_one
+from emostream.networks.acoustic_onnx import OnnxAcousticModel, Prosody, pack_one
 from emostream.text.context import Segment
 from emostream.text.emotion import EMOTIONS, prosody_controls
 from emostream.text.phonemes import G2P, PhonemeSequence
@@ -36,7 +36,7 @@ from emostream.voices.words import WordUnits, safe_align
 if TYPE_CHECKING:
     import torch
 
-    from emostream.models.acoustic import AcousticModel
+    from emostream.networks.acoustic import AcousticModel
 
 Decoder = Callable[[npt.NDArray[np.float32]], npt.NDArray[np.float32]]
 Model = Union["AcousticModel", OnnxAcousticModel]
@@ -84,6 +84,7 @@ class AcousticRequest:
     emotion: int  # index into EMOTIONS
     intensity: float
     prosody: Prosody
+    timbre: npt.NDArray[np.float32] | None = None  # [2, 80] a refined clone's scale, offset
     # The units that are the segment's, when ``seq`` renders it with the words around it
     # (emostream.voices.joins); None: all of them.
     span: Span | None = None
@@ -215,8 +216,17 @@ def split_latents(
         latent = Latent(frames=frames, unit_frames=d, units=units)
         if context is not None:
             latent.before, latent.after = context.before, context.after
+        if r.timbre is not None:  # a refined clone's correction (voices.cloning.refine)
+            latent.frames = _corrected(latent.frames, r.timbre)
+            latent.before = None if latent.before is None else _corrected(latent.before, r.timbre)
+            latent.after = None if latent.after is None else _corrected(latent.after, r.timbre)
         latents.append(latent)
     return latents
+
+
+def _corrected(frames: npt.NDArray[np.float32], timbre: npt.NDArray[np.float32]
+               ) -> npt.NDArray[np.float32]:  # fmt: skip
+    return np.ascontiguousarray(frames * timbre[0][:, None] + timbre[1][:, None], dtype=np.float32)
 
 
 @dataclass
@@ -233,6 +243,7 @@ class AcousticVoice:
     trained_emotions: tuple[str, ...] = ("neutral",)  # labels with a trained embedding row
     device: str = "cpu"
     stages: tuple[BatchedStage, ...] = ()  # what an engine process may batch (the family's)
+    timbre: npt.NDArray[np.float32] | None = None  # a refined clone's log-mel scale, offset [2, 80]
 
     def batched_stages(self) -> tuple[BatchedStage, ...]:
         return self.stages
@@ -250,6 +261,7 @@ class AcousticVoice:
             emotion=EMOTIONS.index(label),
             intensity=controls.intensity if label != "neutral" else 1.0,  # as trained
             prosody=prosody_for(controls),
+            timbre=self.timbre,
             span=span,
         )
 
@@ -344,7 +356,7 @@ class AcousticFamily:
 
     ``backend``: ``"onnx"`` runs the shipped ONNX file in ONNX Runtime on CPU (``threads``
     intra-op threads; no torch needed), ``"torch"`` loads its weights into
-    :class:`~emostream.models.acoustic.AcousticModel` on ``device`` (GPU serving, batched).
+    :class:`~emostream.networks.acoustic.AcousticModel` on ``device`` (GPU serving, batched).
     ``context_frames``: what ``decoder`` needs each side of a chunk (see ``AcousticVoice``)."""
 
     def __init__(
@@ -369,7 +381,7 @@ class AcousticFamily:
             self.model = OnnxAcousticModel(path, threads=threads)
             device = "cpu"
         elif backend == "torch":
-            from emostream.models.acoustic import AcousticModel
+            from emostream.networks.acoustic import AcousticModel
 
             self.model = AcousticModel.load(path).to(device=device, dtype=dtype).eval()
         else:
@@ -379,8 +391,8 @@ class AcousticFamily:
         self.centre = speaker_centre(self.speakers)
         self.clone_gain = clone_gain
         self.g2p = G2P()
-        # Load the front ends' dictionaries now (jieba's takes ~1.3 s), not in the first
-        # Mandarin request (measured on a fresh install: first audio 1.46 s instead of ~0.1 s).
+        # Load the front ends' dictionaries now (jieba's takes over a second), not in the first
+        # Mandarin request (docs/measurements.md, "Figures behind the code").
         self.g2p("你好，hello.")
         self.decoder = decoder
         self.context_frames = context_frames
@@ -399,6 +411,7 @@ class AcousticFamily:
                 partial(infer_batch, self.model, device=self.device),
                 batch_sizes=batches,
                 size=_request_units,
+                model=self.model,
             )
         ]
         if vocoder_key:
@@ -408,7 +421,10 @@ class AcousticFamily:
         return tuple(stages)
 
     def voice(self, voice_id: str, embedding: npt.NDArray[np.float32], *, language: str,
-              description: str) -> AcousticVoice:  # fmt: skip
+              description: str, timbre: npt.NDArray[np.float32] | None = None,
+              ) -> AcousticVoice:  # fmt: skip
+        """A voice speaking with ``embedding`` (GE2E, as the model is conditioned) and, for a
+        refined clone, its ``timbre`` correction (:mod:`emostream.voices.cloning.refine`)."""
         info = VoiceInfo(voice_id, FAMILY, language, 22050, CONTROLS, description,
                          word_timestamps=True)  # fmt: skip
         return AcousticVoice(
@@ -420,13 +436,17 @@ class AcousticFamily:
             context_frames=self.context_frames,
             device=self.device,
             stages=self.stages,
+            timbre=None if timbre is None else np.asarray(timbre, dtype=np.float32),
         )
 
     def clone(self, voice_id: str, embedding: npt.NDArray[np.float32], *,
-              description: str) -> AcousticVoice:  # fmt: skip
-        """A voice for a cloned speaker's GE2E ``embedding`` (see :func:`clone_embedding`)."""
+              description: str, timbre: npt.NDArray[np.float32] | None = None,
+              ) -> AcousticVoice:  # fmt: skip
+        """A voice for a cloned speaker's GE2E ``embedding`` (see :func:`clone_embedding`),
+        with its refinement's ``timbre`` when it has one."""
         moved = clone_embedding(embedding, self.centre, self.clone_gain)
-        return self.voice(voice_id, moved, language="multi", description=description)
+        return self.voice(voice_id, moved, language="multi", description=description,
+                          timbre=timbre)  # fmt: skip
 
     def stock_voices(self) -> list[AcousticVoice]:
         return [

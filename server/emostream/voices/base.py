@@ -144,6 +144,15 @@ class PiecedVoice(Protocol):
 
 
 @runtime_checkable
+class SpeakerVoice(Protocol):
+    """A voice that speaks with a speaker embedding (the EmoStream voices: stock speakers,
+    clones and inline references; not the embedded Piper voice). The phrase cache keys on it
+    and a Ray ingress sends it to the model replicas with a clone's id."""
+
+    speaker: npt.NDArray[np.float32]  # GE2E, 256-d
+
+
+@runtime_checkable
 class WordTimedVoice(Protocol):
     """A voice that can say which of a segment's units speak which written word."""
 
@@ -163,7 +172,9 @@ class BatchedStage:
     * ``decode``: frames ``[B, C, L]`` (padded with ``pad_value``) -> audio ``[B, L * hop]``.
 
     ``batch_sizes`` and ``lengths`` are the padded shapes ``run`` takes (``lengths`` empty:
-    any length, unpadded); ``size`` gives an acoustic input's length (units)."""
+    any length, unpadded); ``size`` gives an acoustic input's length (units); ``model``: the
+    network ``run`` calls, where an engine may capture it in CUDA graphs (the acoustic stage's
+    torch model; None where there is none to capture)."""
 
     key: str
     kind: Literal["acoustic", "decode"]
@@ -172,6 +183,7 @@ class BatchedStage:
     lengths: tuple[int, ...] = ()
     pad_value: float = 0.0
     size: Callable[[Any], int] | None = None
+    model: Any = field(default=None, compare=False, repr=False)
 
 
 @runtime_checkable

@@ -156,7 +156,7 @@ VOCODER_KEYS = {"lite": Path(LITE_VOCODER).stem, "v1": "hifigan-v1-universal"}
 
 def lite_decoder(models_dir: Path, settings: Settings) -> Decoder:
     """The light vocoder in ONNX Runtime: ``mel [80, T] -> audio [T * 256]``."""
-    from emostream.models.lite_vocoder_onnx import OnnxLiteVocoder
+    from emostream.networks.lite_vocoder_onnx import OnnxLiteVocoder
 
     path = models_dir / LITE_VOCODER
     if not path.is_file():
@@ -169,7 +169,7 @@ def v1_decoder(settings: Settings) -> Decoder:
     try:
         import torch
 
-        from emostream.models.hifigan import HifiGan
+        from emostream.networks.hifigan import HifiGan
     except ImportError as exc:
         raise RuntimeError("EMOSTREAM_VOCODER=v1 needs the [gpu] extra (torch)") from exc
     torch.set_num_threads(max(1, settings.cpu_threads))

@@ -26,7 +26,7 @@ import onnx
 import onnx.utils
 import onnxruntime as ort
 
-from emostream.models.ort_cpu import cpu_options
+from emostream.networks.ort_cpu import cpu_options
 from emostream.text import espeak
 from emostream.text.context import Segment, spoken_text
 from emostream.text.pieces import fit_pieces, piece_limit

@@ -4,7 +4,6 @@ so a server with new weights never replays an old model's audio, even from a sha
 from __future__ import annotations
 
 import hashlib
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from emostream.config import Settings
@@ -34,6 +33,10 @@ def front_end_digest(package: Path | None = None) -> str:
 
 
 def _package(name: str) -> str:
+    # importlib.metadata is loaded here, when the catalog's versions are asked for (start-up),
+    # not with the app's modules (a few ms of `import emostream.transport.app`).
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return f"{name} {version(name)}"
     except PackageNotFoundError:

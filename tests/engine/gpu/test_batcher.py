@@ -215,8 +215,8 @@ def test_engine_buckets_hold_each_vocoders_windows(vocoder: str) -> None:
     # window is due over a second after first audio, not 0.2 s (bursts stalled there).
     from emostream.engine.chunks import ChunkSchedule
     from emostream.engine.gpu.batcher import engine_buckets
-    from emostream.models.hifigan import CONTEXT_FRAMES as V1_CONTEXT
-    from emostream.models.lite_vocoder import CONTEXT_FRAMES as LITE_CONTEXT
+    from emostream.networks.hifigan import CONTEXT_FRAMES as V1_CONTEXT
+    from emostream.networks.lite_vocoder import CONTEXT_FRAMES as LITE_CONTEXT
 
     spec = engine_buckets(vocoder)
     context = {"v1": V1_CONTEXT, "lite": LITE_CONTEXT}[vocoder]

@@ -11,7 +11,7 @@ import torch
 
 from emostream.engine.gpu.acoustic_graphs import GraphedAcoustic
 from emostream.engine.gpu.graph_pool import GraphJob, GraphPool, largest_first
-from emostream.models.acoustic import AcousticModel
+from emostream.networks.acoustic import AcousticModel
 from emostream.voices.acoustic import AcousticVoice, infer_batch
 from emostream.voices.base import Controls
 

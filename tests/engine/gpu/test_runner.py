@@ -131,7 +131,7 @@ async def test_rejects_wrong_shapes() -> None:
 def test_torch_backend_eager_on_cpu_matches_module() -> None:
     torch = pytest.importorskip("torch")
     from emostream.engine.gpu.vocoder_backend import TorchVocoderBackend
-    from emostream.models.hifigan import HifiGan, HifiGanConfig
+    from emostream.networks.hifigan import HifiGan, HifiGanConfig
 
     torch.manual_seed(0)
     model = HifiGan(HifiGanConfig(upsample_initial_channel=16)).eval()

@@ -14,7 +14,7 @@ from emostream.config import Settings
 from emostream.engine.gpu.graph_pool import GraphPool
 from emostream.engine.gpu.vocoder_backend import TorchVocoderBackend
 from emostream.engine.gpu.vocoder_compile import ShapeCompiler, compile_mode
-from emostream.models.hifigan import HifiGan, HifiGanConfig
+from emostream.networks.hifigan import HifiGan, HifiGanConfig
 from tests.engine.gpu.test_graph_pool import FakeDevice, FakeGraph
 
 # A small V1-shaped generator: 2 upsamplings (hop 16), one resblock kernel per stage.

@@ -81,7 +81,7 @@ def test_partial_slices(seconds: float) -> None:
 
 def test_onnx_matches_torch_module() -> None:
     torch = _quiet_import("torch")
-    from emostream.models.ge2e import load_ge2e
+    from emostream.networks.ge2e import load_ge2e
 
     try:
         model = load_ge2e()
@@ -148,7 +148,7 @@ def test_shorten_pauses() -> None:
 @pytest.mark.slow
 def test_committed_onnx_equals_fresh_export(tmp_path: Path) -> None:
     _quiet_import("torch")
-    from emostream.models.ge2e import export_onnx, load_ge2e
+    from emostream.networks.ge2e import export_onnx, load_ge2e
 
     try:
         model = load_ge2e()

@@ -1,8 +1,8 @@
 """The acoustic model's batched inference as CUDA graphs (the GPU path).
 
 Run eagerly, one call of the FS2 model is a few hundred small kernels, and on a GPU their
-launches cost ~10 ms of host CPU per call whatever the batch (measured on an H200,
-bench/results/2026-12-02-h200-loadtest.md). A CUDA graph replays them in one launch.
+launches cost milliseconds of host CPU per call whatever the batch (docs/measurements.md,
+"Figures behind the code"). A CUDA graph replays them in one launch.
 
 Inference has one data-dependent step: how many frames each unit gets. So it runs as two
 graphs with a host step between:
@@ -35,7 +35,7 @@ import numpy as np
 import torch
 
 from emostream.engine.gpu.graph_pool import CaptureReport, CudaGraphDevice, GraphJob, GraphPool
-from emostream.models.acoustic import AcousticModel
+from emostream.networks.acoustic import AcousticModel
 from emostream.voices.acoustic import AcousticRequest, collate, infer_batch, split_latents
 from emostream.voices.base import Latent
 

@@ -96,8 +96,8 @@ ENGINE_BUCKETS = BucketSpec(frames=(32, 96))
 # Its rows are 128 frames (a first chunk of 99 frames, 1.15 s; 70 new in a later row) and
 # 256 (198 new, 77 %) for the wide chunks of later segments (chunker.bucketed_schedule).
 # A call and its host work cost more than its rows: fewer, wider windows. A 48-frame row
-# (until the H100 run6 of 2026-12-06) made first chunks of 19 frames, and bursts of replies
-# stalled on their second window (measured: docs/measurements.md, "Engine scheduler and
+# (until the H100 engine runs of 2026-12-06) made first chunks of 19 frames, and bursts of
+# replies stalled on their second window (measured: docs/measurements.md, "Engine scheduler and
 # loop").
 LITE_ENGINE_BUCKETS = BucketSpec(frames=(128, 256))
 

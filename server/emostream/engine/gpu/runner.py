@@ -41,8 +41,8 @@ from emostream.engine.gpu.acoustic_graphs import GraphedAcoustic
 from emostream.engine.gpu.batcher import Batch, Batcher, BucketSpec
 from emostream.engine.gpu.vocoder_backend import VocoderBackend
 from emostream.engine.runner import ThreadRunner
-from emostream.models.acoustic import AcousticModel
-from emostream.models.mel import silence_level
+from emostream.networks.acoustic import AcousticModel
+from emostream.networks.mel import silence_level
 from emostream.voices.acoustic import AcousticVoice, infer_batch
 from emostream.voices.base import Controls, Latent, Voice
 

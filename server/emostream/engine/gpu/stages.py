@@ -35,7 +35,7 @@ def device_stages(settings: Settings, voices: Iterable[object]) -> dict[str, Bat
     from emostream.engine.gpu.batcher import engine_buckets
     from emostream.engine.gpu.graph_pool import CudaGraphDevice, GraphJob, GraphPool
     from emostream.engine.gpu.vocoder_backend import backend_for
-    from emostream.models.mel import silence_level
+    from emostream.networks.mel import silence_level
     from emostream.voices.catalog import VOCODER_KEYS, vocoder_choice
 
     device = CudaGraphDevice("cuda")
@@ -52,9 +52,9 @@ def device_stages(settings: Settings, voices: Iterable[object]) -> dict[str, Bat
     if settings.acoustic_graphs:
         for voice in voices:
             stage = stage_of(voice, "acoustic")
-            model = getattr(voice, "model", None)
-            if stage is None or model is None or stage.key in out:
+            if stage is None or stage.model is None or stage.key in out:
                 continue
+            model = stage.model
             graphed = GraphedAcoustic(model, device="cuda", pool=pool)
             jobs += graphed.graph_jobs()
             weights["acoustic"] = weights.get("acoustic", 0) + _param_bytes(model)

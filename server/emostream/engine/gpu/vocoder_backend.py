@@ -10,9 +10,8 @@ A backend is called from one thread only (the engine's device thread).
   returning, the pool's invariant); elsewhere, or with ``cuda_graphs=False``, it runs
   eagerly. With ``compile_mode`` it first compiles the model (``torch.compile``) for each shape
   (:mod:`emostream.engine.gpu.vocoder_compile`: during warm-up, then the usual warm-up runs and
-  capture). fp16 is the GPU default; bf16 is refused for
-  HiFi-GAN (13 dB SNR against fp32, measured on an H200 while choosing the precision;
-  fp16 gives 42 dB, README "GPU engine").
+  capture). fp16 is the GPU default; bf16 is refused for HiFi-GAN (far from fp32 where fp16
+  is close: docs/measurements.md, "Figures behind the code").
 * :class:`OnnxVocoderBackend`: ONNX Runtime (the CPU path, or onnxruntime-gpu).
 
 :func:`backend_for` builds the cuda backend ``settings`` choose (the engine process's and
@@ -55,7 +54,7 @@ class VocoderBackend(Protocol):
 
 
 class OnnxVocoderBackend:
-    """Wraps :class:`emostream.models.hifigan_onnx.OnnxHifiGan` (or anything with
+    """Wraps :class:`emostream.networks.hifigan_onnx.OnnxHifiGan` (or anything with
     ``decode_batch``) as a backend."""
 
     def __init__(self, session: Any, *, hop_length: int = 256, n_mels: int = 80) -> None:
@@ -247,9 +246,9 @@ class TorchVocoderBackend:
         self, *, mode: str = "max-autotune-no-cudagraphs", backend: str = "inductor"
     ) -> None:
         """``torch.compile`` the model (before any graph is captured); each shape is compiled
-        when :meth:`warmup` or :meth:`graph_jobs` first meets it. HiFi-GAN V1 fp16 on an
-        H200, 64 x (64 + 2 x 14) frames: graph 34.0 ms, max-autotune-no-cudagraphs then a
-        graph 23.8 ms, 67 s to compile that one shape: do it at start-up only."""
+        when :meth:`warmup` or :meth:`graph_jobs` first meets it. A faster graph for about a
+        minute of compiling per shape (docs/measurements.md, "Figures behind the code"): do
+        it at start-up only."""
         if self._graphs:
             raise RuntimeError("compile before capturing graphs")
         self._compiler = ShapeCompiler(self.model, mode, backend=backend)
@@ -314,7 +313,7 @@ def backend_for(settings: Settings, *, pool: Any = None) -> Any:
                         settings.vocoder_compile)  # fmt: skip
         return TorchVocoderBackend(_lite_module(settings), device="cuda", dtype=torch.float32,
                                    pool=pool)  # fmt: skip
-    from emostream.models.hifigan import HifiGan
+    from emostream.networks.hifigan import HifiGan
 
     vocoder = HifiGan.load("universal", checkpoint=settings.vocoder_checkpoint or None)
     return TorchVocoderBackend(vocoder, device="cuda", pool=pool,
@@ -327,7 +326,7 @@ def _lite_module(settings: Settings) -> Any:
     iSTFT in float32 (what ``bench/vocoder_gpu_throughput.py`` measures)."""
     from torch import nn
 
-    from emostream.models.lite_vocoder import LiteVocoder
+    from emostream.networks.lite_vocoder import LiteVocoder
     from emostream.voices.acoustic import find_models_dir
     from emostream.voices.catalog import LITE_VOCODER
 

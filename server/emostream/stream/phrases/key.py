@@ -23,20 +23,23 @@ from typing import Any
 import numpy as np
 
 from emostream.codec.packetizer import OutputFormat
-from emostream.voices.base import Controls, Voice
+from emostream.voices.base import Controls, SpeakerVoice, Voice
 
 KEY_FORMAT = 1  # bump when the cached layout or the key's contents change
 
 
 def speaker_identity(voice: Voice) -> str | None:
-    """SHA-256 of the voice's speaker embedding (``voice.speaker``, an array; set for the
-    EmoStream voices: stock speakers, clones and inline references), or None for a voice with
-    no embedding (the embedded Piper voice). A clone re-made with another embedding under the
-    same id therefore gets other keys."""
-    speaker = getattr(voice, "speaker", None)
+    """SHA-256 of the voice's speaker embedding (a :class:`~emostream.voices.base.SpeakerVoice`'s
+    ``speaker``: the EmoStream voices, stock speakers, clones and inline references), or None
+    for a voice with no embedding (the embedded Piper voice). A clone re-made with another
+    embedding under the same id therefore gets other keys."""
+    speaker = voice.speaker if isinstance(voice, SpeakerVoice) else None
     if not isinstance(speaker, np.ndarray):
         return None
     data = np.ascontiguousarray(speaker, dtype="<f4").tobytes()
+    timbre = getattr(voice, "timbre", None)  # a refined clone's correction changes its sound
+    if isinstance(timbre, np.ndarray):
+        data += b"timbre" + np.ascontiguousarray(timbre, dtype="<f4").tobytes()
     return hashlib.sha256(data).hexdigest()
 
 

@@ -9,20 +9,25 @@
    and of an HTTP request that changes state (any method but GET, HEAD, OPTIONS: what a page could
    send cross-site, a ``text/plain`` POST needing no preflight): ``403 origin_not_allowed``.
    Requests with no ``Origin`` (curl, SDKs) pass.
-3. For ``/v1/*`` and ``/metrics`` (never ``/healthz`` or the static demo page), the caller's
-   principal goes in the scope (:func:`principal_of`), or ``401``.
+3. For ``/v1/*``, ``/tts/*`` (Cartesia's API) and ``/metrics`` (never ``/healthz``
+   or the static demo page), the caller's principal goes in the scope (:func:`principal_of`), or
+   ``401``.
 
 A refusal is an HTTP JSON error (on a WebSocket upgrade the same, as a denial response, so nothing
-is accepted), counted in ``emostream_errors``.
+is accepted), counted in ``emostream_errors``; in OpenAI's shape, or in the shape ``shape`` gives
+for its path (the compatible APIs': :mod:`emostream.transport.compat.routes`).
 
-Credentials: ``Authorization: Bearer <key or token>`` on HTTP and on the WebSocket upgrade; on
-the WebSocket also a *token* (never a key) as the subprotocol ``emostream.token.<token>`` or the
-query ``access_token=`` (access logs redact query strings:
-:mod:`emostream.transport.edge.access_log`).
+Credentials: ``Authorization: Bearer <key or token>`` on HTTP and on the WebSocket upgrade, or
+the same credential in the headers the ElevenLabs and Cartesia clients send (``xi-api-key``,
+``X-API-Key``); on the WebSocket also a *token* (never a key) as the subprotocol
+``emostream.token.<token>`` or the query ``access_token=`` (access logs redact query strings:
+:mod:`emostream.transport.edge.access_log`). Cartesia's WebSocket alone also takes a key as
+``?api_key=`` (what Pipecat's and Cartesia's own clients send there; docs/compat.md).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from urllib.parse import parse_qs
 
 from starlette.requests import HTTPConnection, Request
@@ -37,6 +42,11 @@ from emostream.voices.cloning.registry import VoiceStore, is_cloned_id
 
 PRINCIPAL = "emostream.principal"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+PROTECTED = ("/v1/", "/tts/")  # path prefixes that need a principal (and /metrics)
+KEY_HEADERS = ("xi-api-key", "x-api-key")  # ElevenLabs' and Cartesia's clients' key headers
+QUERY_KEY_PATHS = frozenset({"/tts/websocket"})  # ?api_key= (Cartesia's WebSocket clients)
+# The error body for a path: (status, code, message) -> response; None: OpenAI's shape.
+ErrorShape = Callable[[str], Callable[[int, str, str], JSONResponse] | None]
 
 
 def principal_of(conn: HTTPConnection) -> str | None:
@@ -49,12 +59,18 @@ class Guard:
     """ASGI middleware: host check, origin check, then authentication."""
 
     def __init__(
-        self, app: ASGIApp, auth: Authenticator, rules: EdgeRules, metrics: Metrics
+        self,
+        app: ASGIApp,
+        auth: Authenticator,
+        rules: EdgeRules,
+        metrics: Metrics,
+        shape: ErrorShape | None = None,
     ) -> None:
         self.app = app
         self.auth = auth
         self.rules = rules
         self.metrics = metrics
+        self.shape = shape
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -67,7 +83,7 @@ class Guard:
             await self._refuse(scope, receive, send, *refusal)
             return
         scope[PRINCIPAL] = None
-        if self.auth.enabled and (path.startswith("/v1/") or path == "/metrics"):
+        if self.auth.enabled and (path.startswith(PROTECTED) or path == "/metrics"):
             try:
                 scope[PRINCIPAL] = self._principal(conn, scope, path)
             except AuthError as exc:
@@ -98,11 +114,16 @@ class Guard:
         from the subprotocol or ``access_token`` (a key there is refused)."""
         allow_token = path != "/v1/tokens"
         credential = bearer(conn.headers.get("authorization"))
+        for header in KEY_HEADERS:
+            credential = credential or conn.headers.get(header) or None
         if credential is not None or scope["type"] != "websocket":
             return self.auth.principal(credential, allow_token=allow_token)
         credential = subprotocol_token(scope.get("subprotocols") or ())
+        query = parse_qs(conn.url.query)
+        if credential is None and path in QUERY_KEY_PATHS and query.get("api_key"):
+            return self.auth.principal(query["api_key"][0], allow_token=allow_token)
         if credential is None:
-            tokens = parse_qs(conn.url.query).get("access_token")
+            tokens = query.get("access_token")
             credential = tokens[0] if tokens else None
         return self.auth.principal(credential, allow_token=allow_token, allow_key=False)
 
@@ -110,7 +131,8 @@ class Guard:
         self, scope: Scope, receive: Receive, send: Send, status: int, code: str, message: str
     ) -> None:
         self.metrics.errors.labels(code).inc()
-        response = error(status, code, message)
+        shaped = self.shape(scope["path"]) if self.shape is not None else None
+        response = (shaped or error)(status, code, message)
         if status == 401:
             response.headers["WWW-Authenticate"] = 'Bearer realm="emostream"'
         if scope["type"] == "http" or "websocket.http.response" in scope.get("extensions", {}):

@@ -3,11 +3,10 @@ spreads new connections evenly over the workers.
 
 uvicorn's own multi-process mode binds one socket in the parent and every worker accepts
 from it. A worker that wakes first takes every pending connection (libuv accepts until the
-queue is empty), so a burst of connections lands unevenly: 600 WebSocket connections over
-6 workers gave the busiest worker 1.7-3.9× the mean (2-core machine, uvloop), and on the
-GPU host the front end with the most streams saturated its core while the mean was at
-45 %. With one SO_REUSEPORT socket per worker the kernel hashes each connection to one of
-them: 1.05-1.3× the mean in the same test.
+queue is empty), so a burst of connections lands unevenly: the busiest worker got several
+times the mean, and on the GPU host the front end with the most streams saturated its core.
+With one SO_REUSEPORT socket per worker the kernel hashes each connection to one of them,
+close to the mean (docs/measurements.md, "Figures behind the code").
 
 :func:`reserve` binds (never listens) the port in the parent: it fails early when the port
 is taken, turns port 0 into a real one, and keeps the port from anyone not sharing it;

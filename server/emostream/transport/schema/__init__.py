@@ -35,10 +35,13 @@ def definition(name: str) -> dict[str, Any]:
 
 
 def _resolve(node: dict[str, Any]) -> dict[str, Any]:
+    """``node`` with its ``$ref`` (a pointer into this schema) resolved, its own keys winning."""
     ref = node.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        return {**definition(ref.removeprefix("#/$defs/")), **{k: v for k, v in node.items()
-                                                                if k != "$ref"}}  # fmt: skip
+        target: dict[str, Any] = schema()
+        for part in ref.removeprefix("#/").split("/"):
+            target = target[part]
+        return {**_resolve(target), **{k: v for k, v in node.items() if k != "$ref"}}
     return node
 
 

@@ -40,7 +40,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from emostream.stream.service import SpeechService
 from emostream.stream.streamer import Packet, UtteranceRequest, UtteranceStats
-from emostream.text.espeak import EspeakCrashed
+from emostream.text.frontend import EspeakCrashed
 from emostream.transport.drain import GOING_AWAY, SHUTTING_DOWN, Drain
 from emostream.transport.edge.guard import principal_of, voice_visible
 from emostream.transport.edge.limits import KeyLimits

@@ -25,8 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from emostream.codec.packetizer import FRAME_MS, OutputFormat
-from emostream.text.context import spoken_text
-from emostream.text.normalize import normalize
+from emostream.text.frontend import SegmentSource, TextFrontEnd
 from emostream.text.splitter import Segmenter
 from emostream.transport import schema
 from emostream.transport.messages import (
@@ -39,7 +38,6 @@ from emostream.transport.messages import (
     parse_format,
     voice_field,
 )
-from emostream.transport.websocket.text_sources import SegmentSource, TextMap
 from emostream.voices.base import Controls, UnsupportedControl, Voice, VoiceInfo, check_controls
 
 NOTHING_SPEAKABLE = "the utterance had no speakable text (voices here read English and Mandarin)"
@@ -147,10 +145,8 @@ class SessionProtocol:
     # The Opus encoder's look-ahead (ms) that a v1.1 ``started`` reports as ``codec_delay_ms``.
     opus_delay_ms: float = 6.5
     state: State = "idle"
-    _segmenter: Segmenter = field(default_factory=Segmenter)
-    _chars: int = 0
+    _front: TextFrontEnd = field(default_factory=TextFrontEnd)  # this utterance's text
     _request: StartRequest | None = None
-    _text_map: TextMap | None = None  # with word timestamps only
     _lines: int = 0  # lines received (server-made ids)
 
     @property
@@ -272,9 +268,8 @@ class SessionProtocol:
         """``segmenter``: the start's (:func:`segmenter_for`); a line's text comes whole, and
         is cut only at punctuation."""
         self._reset()
-        self._segmenter = segmenter or Segmenter()
         self._request = request
-        self._text_map = TextMap() if request.word_timestamps else None
+        self._front = TextFrontEnd(locate=request.word_timestamps, segmenter=segmenter)
         self.state = "open"
         return BeginUtterance(request, started)
 
@@ -353,37 +348,33 @@ class SessionProtocol:
         if not isinstance(text, str):
             raise ProtocolError("bad_value", "'text' must be a string")
         raw = text
-        text = normalize(text) if text.strip() else text
-        if self._chars + len(text) > self.max_text_chars:
+        text = self._front.normalize(text)
+        if self._front.chars + len(text) > self.max_text_chars:
             raise ProtocolError(
                 "text_too_long",
                 f"utterance text over {self.max_text_chars} characters; this message was not "
                 "spoken (send end and start a new utterance)",
             )
-        self._chars += len(text)
-        if self._text_map is not None:
-            self._text_map.add(raw, text)
-        segments = self._segmenter.feed(text)
+        segments = self._front.feed(raw, text)
         return [self._queue(segments)] if segments else []
 
     def _queue(self, segments: list[str]) -> QueueSegments:
-        if self._text_map is None:
+        if not self._front.locating:
             return QueueSegments(segments)
-        sources = tuple(self._text_map.locate(spoken_text(s)) for s in segments)
-        return QueueSegments(segments, sources)
+        return QueueSegments(segments, tuple(self._front.locate(s) for s in segments))
 
     def _on_flush(self, msg: dict[str, Any]) -> list[Action]:
         self._require_open("flush")
-        segments = self._segmenter.flush()
+        segments = self._front.flush()
         return [self._queue(segments)] if segments else []
 
     def _on_end(self, msg: dict[str, Any]) -> list[Action]:
         self._require_open("end")
         actions: list[Action] = []
-        segments = self._segmenter.flush()
+        segments = self._front.flush()
         if segments:
             actions.append(self._queue(segments))
-        if self._segmenter.emitted == 0:
+        if self._front.emitted == 0:
             actions.append(SendError("empty_text", NOTHING_SPEAKABLE))
         self.state = "ending"
         actions.append(EndOfInput())
@@ -397,10 +388,8 @@ class SessionProtocol:
 
     def _reset(self) -> None:
         self.state = "idle"
-        self._segmenter = Segmenter()
-        self._chars = 0
+        self._front = TextFrontEnd()
         self._request = None
-        self._text_map = None
 
 
 def segmenter_for(msg: dict[str, Any]) -> Segmenter:

@@ -79,18 +79,24 @@ class BoundedSender:
     async def send_json(self, body: dict[str, Any], *, timeout: float | None = None) -> None:
         await self.send(text=json.dumps(body, ensure_ascii=False), timeout=timeout)
 
-    async def send_frame(self, data: bytes) -> bool:
-        """One audio frame, from an utterance's task. With nothing queued before it, no timer
-        of its own: :meth:`watch` bounds the wait (and cancels the task)."""
+    async def send_frame(self, data: bytes | str) -> bool:
+        """One audio frame, from an utterance's task (``str``: audio inside a text message, as
+        the compatible APIs send it). With nothing queued before it, no timer of its own:
+        :meth:`watch` bounds the wait (and cancels the task)."""
         task = asyncio.current_task()
         if self._lock.locked() or task is None:
+            if isinstance(data, str):
+                return await self.send(text=data)
             return await self.send(data=data)
         if not self.sendable():
             return False
         self._frames.begin(task, time.monotonic())
         try:
             async with self._lock:
-                await self.ws.send_bytes(data)
+                if isinstance(data, str):
+                    await self.ws.send_text(data)
+                else:
+                    await self.ws.send_bytes(data)
             return True
         except (WebSocketDisconnect, RuntimeError, OSError):
             log.debug("send after disconnect dropped")

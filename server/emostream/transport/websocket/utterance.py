@@ -21,6 +21,7 @@ from typing import Any
 from emostream.codec.packetizer import FRAME_MS
 from emostream.stream.service import Busy, Slot, SpeechService
 from emostream.stream.streamer import Packet
+from emostream.text.frontend import SegmentSource
 from emostream.transport.edge.limits import KeyLimits, LimitExceeded, StreamPermit
 from emostream.transport.errors import retry_after_ms
 from emostream.transport.websocket.contexts import tagged
@@ -31,7 +32,6 @@ from emostream.transport.websocket.protocol import (
     SendError,
     StartRequest,
 )
-from emostream.transport.websocket.text_sources import SegmentSource
 
 END = object()  # put on an utterance's queue after its last segment
 

@@ -12,7 +12,7 @@ cuts long pauses with WebRTC's VAD, :meth:`SpeakerEncoder.embed_clip` uses the e
 clip intake already computed (see :mod:`emostream.voices.cloning.clip`), so no extra native dependency.
 
 The model file is ``models/speaker_encoder/ge2e.onnx`` (5.7 MB fp32, committed; regenerate with
-``python -m emostream.models.ge2e``). Keeping it in the repository means the server needs neither
+``python -m emostream.networks.ge2e``). Keeping it in the repository means the server needs neither
 torch nor resemblyzer at run time and every host embeds with the same bytes (the cache key carries
 :data:`ENCODER_VERSION`).
 """
@@ -172,7 +172,7 @@ def default_model_path(models_dir: str | Path = "") -> Path:
         if candidate.is_file():
             return candidate
     raise FileNotFoundError(
-        f"{MODEL_RELPATH} not found above {here}; export it with `python -m emostream.models.ge2e`"
+        f"{MODEL_RELPATH} not found above {here}; export it with `python -m emostream.networks.ge2e`"
     )
 
 
