@@ -90,3 +90,15 @@ def test_shipped_voice_says_a_cut_segment_as_inside_its_sentence() -> None:
     # "I think the easiest way" spoken inside the sentence, not as an utterance of its own
     assert first.num_frames < alone.num_frames - 15
     assert abs(first.num_frames + rest.num_frames - whole.num_frames) < 0.05 * whole.num_frames
+
+
+def test_a_frame_map_applies_to_the_context_frames_too() -> None:
+    """A refined clone's timbre correction (Latent.mapped) reaches the context frames the
+    decoder reads beside a cut, not only the segment's own."""
+    from emostream.voices.base import Latent
+
+    latent = Latent(np.ones((2, 3), np.float32), before=np.zeros((2, 4), np.float32))
+    out = latent.mapped(lambda f: f * 2 + 1)
+    assert out.frames.tolist() == [[3.0] * 3] * 2
+    assert out.before is not None and out.before.tolist() == [[1.0] * 4] * 2
+    assert out.after is None

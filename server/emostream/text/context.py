@@ -65,6 +65,14 @@ class Segment:
         keeps ``before``, the last ``after``."""
         return Segment(text, self.before if first else "", self.after if last else "")
 
+    def wire_pieces(self, pieces: list[str]) -> list[str]:
+        """``pieces`` of this segment's text, in order, wired: the first with ``before``, the
+        last with ``after`` (:meth:`with_text`)."""
+        last = len(pieces) - 1
+        return [
+            self.with_text(p, first=k == 0, last=k == last).wire() for k, p in enumerate(pieces)
+        ]
+
 
 def spoken_text(wired: str) -> str:
     """The text a wired segment speaks (itself when it has no context)."""

@@ -217,16 +217,15 @@ def split_latents(
         if context is not None:
             latent.before, latent.after = context.before, context.after
         if r.timbre is not None:  # a refined clone's correction (voices.cloning.refine)
-            latent.frames = _corrected(latent.frames, r.timbre)
-            latent.before = None if latent.before is None else _corrected(latent.before, r.timbre)
-            latent.after = None if latent.after is None else _corrected(latent.after, r.timbre)
+            latent = latent.mapped(partial(_timbre, r.timbre))
         latents.append(latent)
     return latents
 
 
-def _corrected(frames: npt.NDArray[np.float32], timbre: npt.NDArray[np.float32]
-               ) -> npt.NDArray[np.float32]:  # fmt: skip
-    return np.ascontiguousarray(frames * timbre[0][:, None] + timbre[1][:, None], dtype=np.float32)
+def _timbre(timbre: npt.NDArray[np.float32], frames: npt.NDArray[np.float32]
+            ) -> npt.NDArray[np.float32]:  # fmt: skip
+    corrected: npt.NDArray[np.float32] = frames * timbre[0][:, None] + timbre[1][:, None]
+    return corrected
 
 
 @dataclass
@@ -281,13 +280,8 @@ class AcousticVoice:
         request's rate (:func:`~emostream.text.pieces.fit_pieces`; one piece when it fits)."""
         g2p = self.g2p
         limit = piece_limit(MAX_PIECE_UNITS, prosody_for(controls).rate)
-        segment = Segment.parse(text)
-        pieces = fit_pieces(segment.text, lambda piece: len(g2p(piece).units), limit)
-        if not segment.has_context:
-            return pieces
-        last = len(pieces) - 1  # the first piece takes the left context, the last the right
-        return [segment.with_text(p, first=k == 0, last=k == last).wire()
-                for k, p in enumerate(pieces)]  # fmt: skip
+        segment = Segment.parse(text)  # its context goes with its first and last pieces
+        return segment.wire_pieces(fit_pieces(segment.text, lambda p: len(g2p(p).units), limit))
 
     def word_units(self, text: str, latent: Latent) -> list[WordUnits]:
         """Written words of ``text`` and the units of ``latent`` that speak them: each word

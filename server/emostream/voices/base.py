@@ -98,6 +98,16 @@ class Latent:
     def num_frames(self) -> int:
         return int(self.frames.shape[-1])
 
+    def mapped(self, fn: Callable[[npt.NDArray[np.float32]], npt.NDArray[np.float32]]) -> Latent:
+        """This latent with ``fn`` applied to its frames and to its context frames alike."""
+
+        def apply(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+            return np.ascontiguousarray(fn(x), dtype=np.float32)
+
+        before = None if self.before is None else apply(self.before)
+        after = None if self.after is None else apply(self.after)
+        return Latent(apply(self.frames), self.unit_frames, self.units, before, after)
+
 
 def join_latents(parts: list[Latent]) -> Latent:
     """One segment's latent from the latents of its pieces, in order (frames, frame counts

@@ -28,7 +28,7 @@ import onnxruntime as ort
 
 from emostream.networks.ort_cpu import cpu_options
 from emostream.text import espeak
-from emostream.text.context import Segment, spoken_text
+from emostream.text.context import Segment
 from emostream.text.pieces import fit_pieces, piece_limit
 from emostream.voices.base import Controls, Latent, VoiceInfo, check_controls, join_latents
 from emostream.voices.joins import MARKS, Span, cut, word_space
@@ -161,8 +161,9 @@ class PiperVoice:
         speed (:func:`~emostream.text.pieces.fit_pieces`; one piece when it fits)."""
         speed = min(MAX_SPEED, max(MIN_SPEED, controls.speed))
         limit = piece_limit(MAX_PIECE_IDS, speed)
-        return fit_pieces(spoken_text(text), lambda piece: len(self.phoneme_ids(piece)[0]),
-                          limit)  # fmt: skip
+        segment = Segment.parse(text)  # its context goes with its first and last pieces
+        pieces = fit_pieces(segment.text, lambda p: len(self.phoneme_ids(p)[0]), limit)
+        return segment.wire_pieces(pieces)
 
     def _in_context(self, segment: Segment, speed: float) -> Latent | None:
         """``segment`` rendered with the words around it and cut to its own frames, the frames
