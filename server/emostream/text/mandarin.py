@@ -207,6 +207,10 @@ class MandarinFrontEnd:
         return bool(self._jieba_words.get(text)) or text in self._pypinyin[2]
 
     # -- public ----------------------------------------------------------------------
+    def words(self, text: str) -> list[str]:
+        """``text`` cut into words as this front end cuts it (jieba with its fixes)."""
+        return self._cut(text)
+
     def __call__(self, text: str) -> list[Segment]:
         out: list[Segment] = []
         chunks = list(_chunks(text))
