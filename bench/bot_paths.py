@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": " ".join(["python bench/bot_paths.py", *(argv or sys.argv[1:])]),
         "host": {"cpus": os.cpu_count(), "machine": platform.machine(),
-                 "loadavg_at_start": [round(x, 2) for x in os.getloadavg()]},  # fmt: skip
+                 "loadavg_at_start": [round(x, 2) for x in os.getloadavg()]},
         "text": TEXT,
         "paths": asyncio.run(run(a)),
     }
