@@ -39,7 +39,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from emostream.text.mandarin import MandarinFrontEnd
+from emostream.text.zh.g2p import MandarinFrontEnd
 
 CONTEXT_WORDS = 3  # at most this many words of right context; left: LEFT_CONTEXT_WORDS
 LEFT_CONTEXT_WORDS = 2

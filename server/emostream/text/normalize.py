@@ -5,7 +5,7 @@ so this module fixes what trips segmentation and phonemisers: control characters
 odd whitespace, full-width ASCII, ellipses, emoji (dropped: espeak would read their names)
 and a few symbols espeak reads badly. Chat handles are read as words
 (:mod:`emostream.text.handles`).
-Mandarin numbers are read in context by :mod:`emostream.text.mandarin`.
+Mandarin numbers are read in context by :mod:`emostream.text.zh.g2p`.
 """
 
 from __future__ import annotations
