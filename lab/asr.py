@@ -142,7 +142,7 @@ def normalise_zh(text: str, *, digitwise: frozenset[int] = frozenset()) -> str:
         pass
     # Numbers as the product's front end reads them (20个 → 二十个, 3.5 → 三点五), so a
     # transcript in digits matches a reference in hanzi; leftover digits one by one.
-    from emostream.text.zh_prepare import FROZEN_YI, prepare
+    from emostream.text.zh.prepare import FROZEN_YI, prepare
 
     if digitwise:
         runs = itertools.count()  # the index of each digit run, in order

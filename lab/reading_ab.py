@@ -2,8 +2,8 @@
 
 Question: where the dictionary allows two readings (谁 shéi / shuí), which one do listeners
 recognise? Each reading is forced on every occurrence of ``--char`` (a wrapper around the
-front end's :func:`emostream.text.zh_polyphones.single_char_reading`, as seen from
-:mod:`emostream.text.mandarin`), and the same lines are spoken by the teacher (Kokoro, the
+front end's :func:`emostream.text.zh.polyphones.single_char_reading`, as seen from
+:mod:`emostream.text.zh.g2p`), and the same lines are spoken by the teacher (Kokoro, the
 same phonemes) and by the model on the CPU path (ONNX acoustic model + light vocoder,
 :class:`lab.acoustic_quality.OwnModel`), for stock voices of the model. Whisper base
 transcribes; per reading and system: how many clips contain the character (or its
@@ -70,8 +70,8 @@ def forced_reading(char: str, reading: str) -> Iterator[None]:
     """Every ``char`` read ``reading`` (toned pinyin, e.g. ``shei2``) while inside: the
     front end's syllables of each word are rewritten after its own rules ran, so phrases,
     context rules and sandhi inputs all see the forced reading."""
-    from emostream.text.mandarin import MandarinFrontEnd
-    from emostream.text.zh_types import split_toned
+    from emostream.text.zh.g2p import MandarinFrontEnd
+    from emostream.text.zh.types import split_toned
 
     base, tone = split_toned(reading)
     original: Callable[..., list[Any]] = MandarinFrontEnd._word_syllables

@@ -22,7 +22,7 @@ SCORING = (
     "English: WER over whisper-normalizer's EnglishTextNormalizer (numbers, currency, percent, "
     "fillers to one written form) and lab.quality.canonical (a run of numbers as one token of "
     "its digits, laughter as one 'ha' per syllable, alright = all right, ok = okay); Mandarin: "
-    "zhconv to simplified, numbers read by emostream.text.mandarin on both sides, then CER and "
+    "zhconv to simplified, numbers read by emostream.text.zh.g2p on both sides, then CER and "
     "toned-pinyin syllable error, a transcript's digit runs (Whisper's 321 for 三、二、一) read as the number or digit by digit, whichever is closer to the reference (lab.asr.zh_tokens, 2026-12-06). Summaries: mean over utterances and *_corpus (edits over all "
     "utterances / reference tokens over all utterances)"
 )

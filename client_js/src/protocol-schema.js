@@ -264,6 +264,29 @@ export const PROTOCOL_SCHEMA = {
     "context_id": {
      "$ref": "#/$defs/context_id"
     },
+    "split": {
+     "type": [
+      "string",
+      "null"
+     ],
+     "enum": [
+      "words",
+      "punctuation",
+      null
+     ],
+     "default": "words",
+     "description": "where the text may be cut into segments: words (a segment may also end between two words, where a speaker could pause, once no sentence end has arrived: the first words of a token stream are spoken before any punctuation) or punctuation (only at sentence ends, and at commas past a length: later first audio for a token stream, the same segments for text sent whole). Docs: protocol.md, Token streams"
+    },
+    "min_chars": {
+     "type": [
+      "integer",
+      "null"
+     ],
+     "minimum": 4,
+     "maximum": 300,
+     "default": 10,
+     "description": "the first segment's least length before it may end at a comma or (split words) between two words; a Chinese character counts as three"
+    },
     "reference_audio": {
      "description": "a short clip of the voice to clone (WAV, FLAC, Ogg, MP3; WebM/MP4 with PyAV), base64; speaks as that voice (refused as the unsupported speaker control by a server that cannot clone; a bad clip: the codes of POST /v1/voices). The only field that lets a start exceed max_message_bytes.",
      "anyOf": [

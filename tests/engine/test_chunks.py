@@ -137,3 +137,25 @@ def test_bucketed_schedule_plans_later_segments_as_wide_as_the_largest_bucket() 
                 w.emitted for w in before.windows(total, first=first)
             ]
     assert bucketed_schedule(14) == ChunkSchedule(context=14)  # no buckets: the defaults
+
+
+@pytest.mark.parametrize(("before", "after"), [(0, 0), (5, 0), (0, 32), (32, 32)])
+@pytest.mark.parametrize("buckets", [(), (32, 64, 96)])
+def test_windows_with_context_frames_emit_the_segment_and_read_its_context(
+    before: int, after: int, buckets: tuple[int, ...]
+) -> None:
+    """A segment rendered in context (Latent.before/after): the windows emit its frames
+    once, in the coordinates of the frames with the context, and its edges read the context
+    as an inner window reads its neighbours (never past the largest bucket)."""
+    s = ChunkSchedule(context=14, buckets=buckets)
+    total = 120
+    plain = list(s.windows(total))
+    ws = list(s.windows(total, before=before, after=after))
+    assert [(w.start - before, w.end - before) for w in ws] == [(w.start, w.end) for w in plain]
+    assert ws[0].lo == max(0, before - 14) and ws[-1].hi == min(
+        before + total + after, ws[-1].end + 14
+    )
+    for w in ws:
+        assert 0 <= w.lo <= w.start < w.end <= w.hi <= before + total + after
+        if buckets:
+            assert w.hi - w.lo <= buckets[-1]

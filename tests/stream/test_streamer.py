@@ -272,3 +272,34 @@ async def test_a_long_segment_is_made_piece_by_piece_one_call_each() -> None:
     assert [u["unit"] for u in events[3]["units"]] == long.split()
     audio = sum(i.samples for i in items if isinstance(i, Packet))
     assert audio == round(11 * 10 * HOP * 48000 / 22050)  # 1 + 10 latents of 10 frames
+
+
+async def test_a_segment_rendered_in_context_is_decoded_with_its_context_frames() -> None:
+    """Latent.before/after (a segment cut between words): its first and last windows read them,
+    and the audio is the segment's own frames only."""
+    from emostream.stream.streamer import with_context
+
+    class Context(_Runner):
+        def __init__(self) -> None:
+            super().__init__()
+            self.seen: list[npt.NDArray[np.float32]] = []
+
+        async def acoustic(self, voice: Voice, text: str, controls: Controls, *,
+                           deadline: float | None = None, need_by: float | None = None
+                           ) -> Latent:  # fmt: skip
+            frames = np.full((80, FRAMES), 1.0, np.float32)
+            return Latent(frames, before=np.full((80, 20), -1.0, np.float32),
+                          after=np.full((80, 10), 2.0, np.float32))  # fmt: skip
+
+        async def decode(self, voice: Voice, frames: npt.NDArray[np.float32], **kw: object
+                         ) -> npt.NDArray[np.float32]:  # fmt: skip
+            self.seen.append(frames)
+            return await super().decode(voice, frames, stream_id="")
+
+    runner = Context()
+    _, samples = await _windows(runner)
+    assert samples == (await _windows(_Runner()))[1]  # the segment's audio, no more
+    assert (runner.seen[0][:, 0] == -1.0).all()  # the first window starts in the left context
+    assert (runner.seen[-1][:, -1] == 2.0).all()  # the last one ends in the right context
+    frames, before, after = with_context(Latent(np.zeros((2, 3), np.float32)))
+    assert frames.shape == (2, 3) and before == after == 0

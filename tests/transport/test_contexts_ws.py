@@ -58,11 +58,13 @@ def send(ws: Any, **msg: Any) -> Any:
     return ws.send(json.dumps(msg))
 
 
-async def solo(server: ServerThread, text: str, **start: Any) -> bytes:
-    """``text`` spoken alone on a fresh v1 socket: its PCM."""
+async def solo(server: ServerThread, text: str | list[str], **start: Any) -> bytes:
+    """``text`` spoken alone on a fresh v1 socket (a list: one ``text`` message each, as a
+    context sent it: the segments depend on how the text arrives): its PCM."""
     async with connect(server) as ws:
         await send(ws, type="start", format=PCM24, **start)
-        await send(ws, type="text", text=text)
+        for part in [text] if isinstance(text, str) else text:
+            await send(ws, type="text", text=part)
         await send(ws, type="end")
         events, frames = await collect(ws)
     assert events[-1]["type"] == "done" and not events[-1]["cancelled"], events
@@ -133,13 +135,13 @@ def assert_same_audio(got: bytes, want: bytes) -> None:
 async def test_two_contexts_interleaved_each_decodes_to_its_own_text(
     quiet_server: ServerThread, server_log: list[logging.LogRecord]
 ) -> None:
-    want_a = await solo(quiet_server, TEXT_A)
+    half = len(TEXT_A) // 2
+    want_a = await solo(quiet_server, [TEXT_A[:half], TEXT_A[half:]])
     want_b = await solo(quiet_server, TEXT_B, speed=1.25)
     wire = Wire()
     async with connect(quiet_server) as ws:
         await send(ws, type="start", context_id="turn-a", format=PCM24, word_timestamps=True)
         await send(ws, type="start", context_id="turn-b", format=PCM24, speed=1.25)
-        half = len(TEXT_A) // 2
         await send(ws, type="text", context_id="turn-a", text=TEXT_A[:half])
         await send(ws, type="text", context_id="turn-b", text=TEXT_B)
         await send(ws, type="text", context_id="turn-a", text=TEXT_A[half:])

@@ -120,3 +120,23 @@ def test_a_segment_read_out_long_is_made_in_bounded_pieces(
     front.ids.clear()
     joe.acoustic(text, Controls(speed=0.5))  # slower: more frames an id, fewer ids a call
     assert max(front.ids) <= MAX_PIECE_IDS // 2
+
+
+def test_a_segment_cut_between_words_is_rendered_in_context() -> None:
+    """The embedded voice renders a segment with its context too (VITS gives the frames of each
+    phoneme id): the cut segment is shorter than said alone, the two halves about the whole."""
+    from emostream.text.context import Segment
+
+    voice = PiperVoice.load_default(threads=1, voice_id="joe")
+    c = Controls()
+    first = voice.acoustic(Segment("I think the easiest way", "", " to fix").wire(), c)
+    rest = voice.acoustic(
+        Segment("to fix this is to restart the router.", "easiest way ", "").wire(), c
+    )
+    whole = voice.acoustic("I think the easiest way to fix this is to restart the router.", c)
+    assert first.units[:2] == ["^", "_"] and first.units[-2:] == [" ", "_"]
+    assert first.before is None and first.after is not None
+    assert rest.units[0] == "t" and rest.units[-1] == "$"
+    assert rest.before is not None and rest.after is None
+    assert abs(first.num_frames + rest.num_frames - whole.num_frames) < 0.1 * whole.num_frames
+    assert voice.word_units("I think the easiest way", first)[-1].word.text == "way"

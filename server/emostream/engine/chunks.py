@@ -94,9 +94,29 @@ class ChunkSchedule:
                 f"{self.context} frames of context each side"
             )
 
-    def windows(self, total: int, *, first: bool = True) -> Iterator[ChunkWindow]:
+    def windows(
+        self, total: int, *, first: bool = True, before: int = 0, after: int = 0
+    ) -> Iterator[ChunkWindow]:
         """Windows covering ``[0, total)``. ``first=False`` starts at full-size chunks
-        (for segments after the first of an utterance, when audio is already playing)."""
+        (for segments after the first of an utterance, when audio is already playing).
+
+        ``before``/``after``: frames of context outside the segment's (a segment rendered in
+        context: ``Latent.before``/``after``). The windows are then over the frames with them
+        (``[before, before + total)`` emitted), and the first and last take their context
+        from them as inner windows do (within the largest bucket)."""
+        for w in self._planned(total, first=first):
+            if not before and not after:
+                yield w
+                continue
+            start, end = w.start + before, w.end + before
+            lo = max(0, start - self.context)
+            hi = min(before + total + after, end + self.context)
+            if self.buckets and hi - lo > self.buckets[-1]:  # give up context, not frames
+                lo = max(lo, min(start, hi - self.buckets[-1]))
+                hi = min(hi, max(end, lo + self.buckets[-1]))
+            yield ChunkWindow(start=start, end=end, lo=lo, hi=hi)
+
+    def _planned(self, total: int, *, first: bool) -> Iterator[ChunkWindow]:
         pos = 0
         widest = self.buckets[-1] if self.buckets else None  # no window longer
         n = self.first if first else self.size

@@ -138,8 +138,9 @@ class EngineClient:
         if spec is None:
             latent: Latent = value
             return latent
-        unit_frames, units = value
-        return Latent(frames=array, unit_frames=unit_frames, units=units)
+        unit_frames, units, before, after = value
+        return Latent(frames=array, unit_frames=unit_frames, units=units, before=before,
+                      after=after)  # fmt: skip
 
     async def decode(
         self,

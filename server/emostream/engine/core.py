@@ -304,7 +304,8 @@ class EngineCore:
             self._send(call.client, Done(call.rid, None, pickled(value)))
             return
         spec = arena.write(call.slot, array)
-        rest = None if array is value else (value.unit_frames, value.units)
+        rest = None if array is value else (value.unit_frames, value.units, value.before,
+                                            value.after)  # fmt: skip
         self._send(call.client, Done(call.rid, spec, pickled(rest)))
 
     def stats_report(self) -> dict[str, Any]:

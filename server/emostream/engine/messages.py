@@ -96,7 +96,7 @@ class Reply(Message):
 class Done(Reply, tag="done"):
     """``spec``: the answer's array in the call's slot, or None; ``inline`` (pickled): the
     whole answer when ``spec`` is None, else what the array leaves out (an acoustic answer's
-    ``(unit_frames, units)``) or None."""
+    ``(unit_frames, units, before, after)``) or None."""
 
     spec: ArraySpec | None
     inline: bytes | None

@@ -24,6 +24,7 @@ from emostream.codec.packetizer import OutputFormat, Packetizer
 from emostream.engine.chunks import ChunkSchedule, bucketed_schedule, pad_side, trim_output
 from emostream.engine.runner import Bucketed, Runner
 from emostream.engine.scheduling.scheduler import REFILL_AHEAD_S
+from emostream.text.context import spoken_text
 from emostream.voices.base import (
     Controls,
     Latent,
@@ -212,11 +213,12 @@ async def _acoustic_ahead(
             )  # fmt: skip
             planned_s += latent.num_frames * voice.hop_length / voice.info.sample_rate
             words = None
+            spoken = spoken_text(text)  # without the context it was rendered with, if any
             if request.word_timestamps and isinstance(request.voice, WordTimedVoice):
                 # Off the event loop: G2P of the words not yet cached (~0.2 ms a word).
-                words = await asyncio.to_thread(request.voice.word_units, text, latent)
+                words = await asyncio.to_thread(request.voice.word_units, spoken, latent)
             stats.compute_s += clock() - t0
-            await out.put((text, latent, words))
+            await out.put((spoken, latent, words))
         await out.put(None)
     except asyncio.CancelledError:
         raise
@@ -317,13 +319,15 @@ async def stream_utterance(
             if latent.num_frames == 0:
                 continue
             short_first = _listener_starving(stats, out_rate, clock())
-            for window in schedule.windows(latent.num_frames, first=short_first):
+            frames, before, after = with_context(latent)
+            for window in schedule.windows(latent.num_frames, first=short_first, before=before,
+                                           after=after):  # fmt: skip
                 t0 = clock()
                 audio = await runner.decode(
                     voice,
-                    latent.frames[:, window.lo : window.hi],
+                    frames[:, window.lo : window.hi],
                     stream_id=request.stream_id,
-                    pad_side=pad_side(window, latent.num_frames),
+                    pad_side=pad_side(window, frames.shape[-1]),
                     deadline=_listener_deadline(stats, out_rate, clock()),
                 )
                 stats.compute_s += clock() - t0
@@ -353,6 +357,18 @@ async def stream_utterance(
         producer.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await producer
+
+
+def with_context(latent: Latent) -> tuple[npt.NDArray[np.float32], int, int]:
+    """The frames to decode a segment from: its own with the context frames its voice rendered
+    around it (``Latent.before``/``after``; a segment cut between two words), and how many
+    of each."""
+    parts = [p for p in (latent.before, latent.frames, latent.after) if p is not None]
+    if len(parts) == 1:
+        return latent.frames, 0, 0
+    n_before = 0 if latent.before is None else int(latent.before.shape[-1])
+    n_after = 0 if latent.after is None else int(latent.after.shape[-1])
+    return np.ascontiguousarray(np.concatenate(parts, axis=-1)), n_before, n_after
 
 
 class AudioCap:

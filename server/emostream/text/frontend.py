@@ -30,6 +30,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from emostream.text import handles
+from emostream.text.context import spoken_text
 from emostream.text.normalize import normalize
 from emostream.text.splitter import Segmenter
 
@@ -187,7 +188,7 @@ class TextFrontEnd:
         sent. Only with ``locate``."""
         if self._map is None:
             raise RuntimeError("this front end was made without locate=True")
-        return self._map.locate(segment)
+        return self._map.locate(spoken_text(segment))  # a segment's context is not its own
 
     @property
     def locating(self) -> bool:

@@ -196,8 +196,8 @@ def say_handles(text: str) -> str:
 
 def _id_digits(said: str) -> str:
     """A handle's digits as a Mandarin speaker reads an ID, one by one (99 → 九九, 2000 → 二零零零;
-    1 stays yī: :data:`emostream.text.zh_prepare.FROZEN_YI`)."""
-    from emostream.text.zh_prepare import digits
+    1 stays yī: :data:`emostream.text.zh.prepare.FROZEN_YI`)."""
+    from emostream.text.zh.prepare import digits
 
     return _DIGIT_RUN.sub(lambda m: digits(m.group(0)), said)
 

@@ -5,7 +5,7 @@ so this module fixes what trips segmentation and phonemisers: control characters
 odd whitespace, full-width ASCII, ellipses, emoji (dropped: espeak would read their names)
 and a few symbols espeak reads badly. Chat handles are read as words
 (:mod:`emostream.text.handles`).
-Mandarin numbers are read in context by :mod:`emostream.text.mandarin`.
+Mandarin numbers are read in context by :mod:`emostream.text.zh.g2p`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,11 @@ import unicodedata
 
 from emostream.text.handles import say_handles, say_mentions, split_joined
 
-_CONTROL = re.compile(r"[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u200b-\u200f\ufeff]")
+# Control characters, zero-width marks, and the noncharacters U+FDD0-U+FDEF, U+FFFE and U+FFFF
+# (the segmenter marks a segment's context with two of them: emostream.text.context).
+_CONTROL = re.compile(
+    r"[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u200b-\u200f\ufeff\ufdd0-\ufdef\ufffe\uffff]"
+)
 _SPACES = re.compile(r"[ \t\u00a0\u3000]+")
 _NEWLINES = re.compile(r"\s*\n\s*")
 _ELLIPSIS = re.compile(r"\.{3,}|…+")

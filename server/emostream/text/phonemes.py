@@ -7,7 +7,7 @@ One symbol table covers both languages:
 * English: espeak-ng IPA, one symbol per Unicode code point (NFD), stress marks included, as
   produced by the espeak-ng bridge that ships with ``piper-tts``;
 * Mandarin: pinyin initials and toneless finals (``zh:b``, ``zh:ang``...), the tone (1-5, 5 is
-  neutral) carried by a separate feature on the final, from :mod:`emostream.text.mandarin`
+  neutral) carried by a separate feature on the final, from :mod:`emostream.text.zh.g2p`
   (number reading, context polyphones, tone sandhi, erhua); an erhua syllable adds ``zh:_r``
   after its final (teacher text ``ɻ``; the final's teacher IPA loses its -n/-i coda).
 
@@ -31,8 +31,8 @@ from typing import Any
 
 from emostream.text.english import normalize_english
 from emostream.text.espeak import install as install_isolated_espeak
-from emostream.text.mandarin import Latin, MandarinFrontEnd, Punct
-from emostream.text.zh_prepare import prepare as prepare_mandarin
+from emostream.text.zh.g2p import Latin, MandarinFrontEnd, Punct
+from emostream.text.zh.prepare import prepare as prepare_mandarin
 
 log = logging.getLogger(__name__)
 

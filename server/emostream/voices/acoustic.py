@@ -25,10 +25,12 @@ import numpy as np
 import numpy.typing as npt
 
 from emostream.networks.acoustic_onnx import OnnxAcousticModel, Prosody, pack_one
+from emostream.text.context import Segment
 from emostream.text.emotion import EMOTIONS, prosody_controls
 from emostream.text.phonemes import G2P, PhonemeSequence
 from emostream.text.pieces import fit_pieces, piece_limit
 from emostream.voices.base import BatchedStage, Controls, Latent, VoiceInfo, join_latents
+from emostream.voices.joins import Span, cut, locate
 from emostream.voices.words import WordUnits, safe_align
 
 if TYPE_CHECKING:
@@ -83,6 +85,9 @@ class AcousticRequest:
     intensity: float
     prosody: Prosody
     timbre: npt.NDArray[np.float32] | None = None  # [2, 80] a refined clone's scale, offset
+    # The units that are the segment's, when ``seq`` renders it with the words around it
+    # (emostream.voices.joins); None: all of them.
+    span: Span | None = None
 
 
 def infer_batch(model: Model, requests: Sequence[AcousticRequest], *, device: str = "cpu"
@@ -196,15 +201,31 @@ def split_latents(
     for i, r in enumerate(requests):
         d = durs[i, : len(r.seq.units)]
         frames = np.ascontiguousarray(mels[i, : max(int(d.sum()), 1)].T, dtype=np.float32)
+        units = r.seq.symbols
         leading = bool(r.seq.units) and r.seq.units[0].symbol == "^"
         tail = max(round(TAIL_FRAMES * r.prosody.pause), 1)  # the pause control scales it
+        context = None
+        if r.span is not None:  # rendered in context: keep the segment's own frames
+            context = cut(frames, d, r.span)
+            frames, d = context.frames, context.unit_frames
+            units = units[r.span.lo : r.span.hi]
+            leading = leading and r.span.lo == 0
+            if r.span.hi < len(r.seq.units):  # no end silence to trim
+                tail = 1 << 30
         frames, d = trim_silence(frames, d, leading=leading, tail_frames=tail)
+        latent = Latent(frames=frames, unit_frames=d, units=units)
+        if context is not None:
+            latent.before, latent.after = context.before, context.after
         if r.timbre is not None:  # a refined clone's correction (voices.cloning.refine)
-            frames = np.ascontiguousarray(
-                frames * r.timbre[0][:, None] + r.timbre[1][:, None], dtype=np.float32
-            )
-        latents.append(Latent(frames=frames, unit_frames=d, units=r.seq.symbols))
+            latent = latent.mapped(partial(_timbre, r.timbre))
+        latents.append(latent)
     return latents
+
+
+def _timbre(timbre: npt.NDArray[np.float32], frames: npt.NDArray[np.float32]
+            ) -> npt.NDArray[np.float32]:  # fmt: skip
+    corrected: npt.NDArray[np.float32] = frames * timbre[0][:, None] + timbre[1][:, None]
+    return corrected
 
 
 @dataclass
@@ -231,13 +252,16 @@ class AcousticVoice:
         # Only labels the checkpoint was trained on reach its emotion embedding (v0.1: neutral
         # only; an untrained row wrecks the durations). The others act through prosody_for.
         label = controls.emotion if controls.emotion in self.trained_emotions else "neutral"
+        segment = Segment.parse(text)
+        seq, span = locate(self.g2p, segment) if segment.has_context else (self.g2p(text), None)
         return AcousticRequest(
-            seq=self.g2p(text),
+            seq=seq,
             speaker=self.speaker,
             emotion=EMOTIONS.index(label),
             intensity=controls.intensity if label != "neutral" else 1.0,  # as trained
             prosody=prosody_for(controls),
             timbre=self.timbre,
+            span=span,
         )
 
     def acoustic(self, text: str, controls: Controls) -> Latent:
@@ -256,7 +280,8 @@ class AcousticVoice:
         request's rate (:func:`~emostream.text.pieces.fit_pieces`; one piece when it fits)."""
         g2p = self.g2p
         limit = piece_limit(MAX_PIECE_UNITS, prosody_for(controls).rate)
-        return fit_pieces(text, lambda piece: len(g2p(piece).units), limit)
+        segment = Segment.parse(text)  # its context goes with its first and last pieces
+        return segment.wire_pieces(fit_pieces(segment.text, lambda p: len(g2p(p).units), limit))
 
     def word_units(self, text: str, latent: Latent) -> list[WordUnits]:
         """Written words of ``text`` and the units of ``latent`` that speak them: each word

@@ -79,17 +79,34 @@ class VoiceInfo:
 
 @dataclass
 class Latent:
-    """Output of the acoustic stage for one segment."""
+    """Output of the acoustic stage for one segment.
+
+    ``before``/``after``: frames ``[channels, n]`` that come just before/after the segment's in
+    its sentence, when it was rendered with the words around it (:mod:`emostream.voices.joins`):
+    a decoder's context at the segment's edges, never decoded into audio of their own, so that
+    the segment's first and last samples sound as inside the sentence."""
 
     frames: npt.NDArray[np.float32]  # [channels, T]
     unit_frames: npt.NDArray[np.int64] = field(
         default_factory=lambda: np.zeros(0, dtype=np.int64)
     )  # frames per input unit (phoneme), sums to T when known
     units: list[str] = field(default_factory=list)
+    before: npt.NDArray[np.float32] | None = None
+    after: npt.NDArray[np.float32] | None = None
 
     @property
     def num_frames(self) -> int:
         return int(self.frames.shape[-1])
+
+    def mapped(self, fn: Callable[[npt.NDArray[np.float32]], npt.NDArray[np.float32]]) -> Latent:
+        """This latent with ``fn`` applied to its frames and to its context frames alike."""
+
+        def apply(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+            return np.ascontiguousarray(fn(x), dtype=np.float32)
+
+        before = None if self.before is None else apply(self.before)
+        after = None if self.after is None else apply(self.after)
+        return Latent(apply(self.frames), self.unit_frames, self.units, before, after)
 
 
 def join_latents(parts: list[Latent]) -> Latent:
@@ -103,6 +120,8 @@ def join_latents(parts: list[Latent]) -> Latent:
         frames=np.ascontiguousarray(np.concatenate([p.frames for p in parts], axis=-1)),
         unit_frames=np.concatenate([p.unit_frames for p in parts]).astype(np.int64),
         units=[u for p in parts for u in p.units],
+        before=parts[0].before,
+        after=parts[-1].after,
     )
 
 

@@ -28,8 +28,10 @@ import onnxruntime as ort
 
 from emostream.networks.ort_cpu import cpu_options
 from emostream.text import espeak
+from emostream.text.context import Segment
 from emostream.text.pieces import fit_pieces, piece_limit
 from emostream.voices.base import Controls, Latent, VoiceInfo, check_controls, join_latents
+from emostream.voices.joins import MARKS, Span, cut, word_space
 from emostream.voices.words import WordUnits, safe_align
 
 log = logging.getLogger(__name__)
@@ -42,6 +44,7 @@ MIN_SPEED, MAX_SPEED = 0.5, 2.0
 # the process by 0.9 GB in one call; a 300-character sentence with no punctuation is 633-655
 # ids, under the bound. Slower speeds shrink it (more frames an id).
 MAX_PIECE_IDS = 800
+_UNMATCHED = MARKS | {"_"}  # and the pads between phoneme ids
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,12 @@ class PiperVoice:
         speed) is made piece by piece (:meth:`pieces`) and joined."""
         check_controls(self.info, controls)
         speed = min(MAX_SPEED, max(MIN_SPEED, controls.speed))
+        segment = Segment.parse(text)
+        if segment.has_context:
+            latent = self._in_context(segment, speed)
+            if latent is not None:
+                return latent
+        text = segment.text
         ids, phonemes = self.phoneme_ids(text)
         if len(ids) <= piece_limit(MAX_PIECE_IDS, speed):
             return self._latent(ids, phonemes, speed)
@@ -152,7 +161,38 @@ class PiperVoice:
         speed (:func:`~emostream.text.pieces.fit_pieces`; one piece when it fits)."""
         speed = min(MAX_SPEED, max(MIN_SPEED, controls.speed))
         limit = piece_limit(MAX_PIECE_IDS, speed)
-        return fit_pieces(text, lambda piece: len(self.phoneme_ids(piece)[0]), limit)
+        segment = Segment.parse(text)  # its context goes with its first and last pieces
+        pieces = fit_pieces(segment.text, lambda p: len(self.phoneme_ids(p)[0]), limit)
+        return segment.wire_pieces(pieces)
+
+    def _in_context(self, segment: Segment, speed: float) -> Latent | None:
+        """``segment`` rendered with the words around it and cut to its own frames, the frames
+        beside a cut kept as decoder context (:mod:`emostream.voices.joins`: VITS says the
+        frames of each phoneme id too); None where a cut is not found or the render is long
+        (then the segment is said alone)."""
+        ids, phonemes = self.phoneme_ids(segment.rendered)
+        if not ids or len(ids) > piece_limit(MAX_PIECE_IDS, speed):
+            return None
+        full = self._id_labels(ids, phonemes)
+        lo, hi = 0, len(full)
+        if segment.before.strip():
+            space = word_space(self._labels(segment.before), full, ignore=_UNMATCHED)
+            if space is None or space >= len(full):
+                return None
+            lo = space + 2  # after the word space and its pad
+        if segment.after.strip():
+            space = word_space(self._labels(segment.before + segment.text), full,
+                               ignore=_UNMATCHED)  # fmt: skip
+            if space is None or space >= len(full):
+                return None
+            hi = space + 2  # the word space and its pad kept
+        latent = self._latent(ids, phonemes, speed)
+        part = cut(latent.frames, latent.unit_frames, Span(lo, hi))
+        part.units = full[lo:hi]
+        return part
+
+    def _labels(self, text: str) -> list[str]:
+        return self._id_labels(*self.phoneme_ids(text))
 
     def _latent(self, ids: list[int], phonemes: list[str], speed: float) -> Latent:
         if not ids:

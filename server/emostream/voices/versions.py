@@ -22,13 +22,15 @@ def file_digest(path: Path) -> str:
 
 
 def front_end_digest(package: Path | None = None) -> str:
-    """The text front end's source (``emostream/text/*.py``) as 16 hex digits: the same weights
+    """The text front end's source (``emostream/text/**/*.py``) as 16 hex digits: the same weights
     read a text differently once the front end changes (a polyphone fixed), so the phrase cache
     must not replay the old reading."""
     root = package or Path(__file__).resolve().parents[1] / "text"
     digest = hashlib.sha256()
-    for path in sorted(root.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    for path in sorted(root.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 

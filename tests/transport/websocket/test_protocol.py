@@ -256,3 +256,81 @@ def test_the_voice_the_lookup_found_rides_on_the_request() -> None:
     fresh = SessionProtocol(lookup_voice=lookup)
     assert errors(send(fresh, type="start", voice="nobody")) == ["unknown_voice"]
     assert _begun(send(proto(), type="start")).request.spoken is None
+
+
+# -- split and min_chars: when a token stream's first words are spoken ----------------------
+TOKENS = ["I ", "think ", "the ", "easiest ", "way ", "to ", "fix ", "this ", "is ", "to "]
+
+
+def _fed(p: SessionProtocol, tokens: list[str]) -> list[str]:
+    out: list[str] = []
+    for token in tokens:
+        for action in send(p, type="text", text=token):
+            assert isinstance(action, QueueSegments)
+            out += action.texts
+    return out
+
+
+def test_a_token_stream_is_spoken_before_its_first_punctuation_by_default() -> None:
+    from emostream.text.context import Segment
+
+    p = proto()
+    send(p, type="start")
+    (first,) = _fed(p, TOKENS)
+    assert Segment.parse(first) == Segment("I think the easiest way", "", " to")
+
+
+def test_split_punctuation_waits_for_punctuation() -> None:
+    p = proto()
+    send(p, type="start", split="punctuation")
+    assert _fed(p, TOKENS) == []
+    assert send(p, type="text", text="now. ") == [QueueSegments(["".join(TOKENS) + "now."])]
+
+
+def test_min_chars_sets_the_first_segments_least_length() -> None:
+    from emostream.text.context import spoken_text
+
+    p = proto()
+    send(p, type="start", min_chars=31)
+    assert _fed(p, TOKENS) == []  # "I think the easiest way to fix" is 30 characters
+    (first,) = _fed(p, ["restart ", "your "])
+    assert spoken_text(first) == "I think the easiest way to fix this is to restart"
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        {"split": "sentences"},
+        {"split": 1},
+        {"min_chars": 3},
+        {"min_chars": 301},
+        {"min_chars": "ten"},
+        {"min_chars": 10.5},
+        {"min_chars": True},
+    ],
+)
+def test_split_and_min_chars_are_checked(field: dict[str, Any]) -> None:
+    p = proto()
+    assert errors(send(p, type="start", **field)) == ["bad_value"]
+    assert p.state == "idle"
+    assert isinstance(send(p, type="start", split=None, min_chars=None)[0], BeginUtterance)
+
+
+def test_a_line_comes_whole_and_is_cut_at_punctuation_only() -> None:
+    p = proto()
+    actions = p.start_line("m1", "I think the easiest way to fix this is to restart it", {})
+    queued = [t for a in actions if isinstance(a, QueueSegments) for t in a.texts]
+    assert queued == ["I think the easiest way to fix this is to restart it"]
+
+
+def test_word_timestamps_locate_a_segment_cut_between_words() -> None:
+    """A segment with context is located by the text it speaks."""
+    timed = VoiceInfo("joe", "piper-vits", "en-US", 22050, ("speed",), word_timestamps=True)
+    p = SessionProtocol(lookup_voice={"joe": timed}.get)
+    send(p, type="start", word_timestamps=True)
+    queued = [a for t in TOKENS for a in send(p, type="text", text=t)]
+    (action,) = queued
+    assert isinstance(action, QueueSegments)
+    (source,) = action.sources
+    assert source.offset == 0 and source.original.startswith("I think the easiest way")
+    assert len(source.starts) == len("I think the easiest way")

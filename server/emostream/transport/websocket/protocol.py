@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from emostream.codec.packetizer import FRAME_MS, OutputFormat
 from emostream.text.frontend import SegmentSource, TextFrontEnd
+from emostream.text.splitter import Segmenter
 from emostream.transport import schema
 from emostream.transport.messages import (
     ProtocolError,
@@ -117,6 +118,10 @@ Action = (
 MAX_LINE_ID_CHARS = schema.max_length("line", "id")
 MAX_LINE_PRIORITY = schema.int_range("line", "priority")[1]
 MIN_LINE_TTL_MS, MAX_LINE_TTL_MS = schema.number_range("line", "ttl_ms")
+# How a start's text is cut into segments (docs/protocol.md, "Token streams").
+SPLITS = schema.choices("start", "split")
+MIN_CHARS_RANGE = schema.int_range("start", "min_chars")
+DEFAULT_MIN_CHARS = int(schema.default("start", "min_chars"))
 # A line's own fields: the rest (context_id and the start fields) are what it is spoken with.
 _LINE_ONLY = tuple(
     k for k in schema.own_fields("line") if k not in ("context_id", "reference_audio")
@@ -208,8 +213,9 @@ class SessionProtocol:
             raise ProtocolError(
                 "already_started", "an utterance is in progress; send end or cancel first"
             )
+        segmenter = segmenter_for(msg)
         request, started = self._build_start(msg, self.new_stream_id())
-        return [self._begin(request, started)]
+        return [self._begin(request, started, segmenter)]
 
     def _build_start(
         self, msg: dict[str, Any], stream_id: str
@@ -257,10 +263,13 @@ class SessionProtocol:
             started["word_timestamps"] = info.word_timestamps
         return request, started
 
-    def _begin(self, request: StartRequest, started: dict[str, Any]) -> BeginUtterance:
+    def _begin(self, request: StartRequest, started: dict[str, Any],
+               segmenter: Segmenter | None = None) -> BeginUtterance:  # fmt: skip
+        """``segmenter``: the start's (:func:`segmenter_for`); a line's text comes whole, and
+        is cut only at punctuation."""
         self._reset()
         self._request = request
-        self._front = TextFrontEnd(locate=request.word_timestamps)
+        self._front = TextFrontEnd(locate=request.word_timestamps, segmenter=segmenter)
         self.state = "open"
         return BeginUtterance(request, started)
 
@@ -381,3 +390,18 @@ class SessionProtocol:
         self.state = "idle"
         self._front = TextFrontEnd()
         self._request = None
+
+
+def segmenter_for(msg: dict[str, Any]) -> Segmenter:
+    """The segmenter a ``start`` asks for: ``split`` ``words`` (the default: a segment may end
+    between two words, the first once it has ``min_chars``) or ``punctuation`` (only at
+    punctuation marks, the first at a clause mark after ``min_chars``)."""
+    split = msg.get("split")
+    if split is not None and split not in SPLITS:
+        raise ProtocolError("bad_value", f"'split' must be {' or '.join(map(repr, SPLITS))}")
+    lo, hi = MIN_CHARS_RANGE
+    min_chars = integer_field(msg, "min_chars", DEFAULT_MIN_CHARS, code="bad_value",
+                              name="min_chars")  # fmt: skip
+    if not lo <= min_chars <= hi:
+        raise ProtocolError("bad_value", f"'min_chars' must be from {lo} to {hi}")
+    return Segmenter(first_min_chars=min_chars, words=split in (None, "words"))

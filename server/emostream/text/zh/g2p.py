@@ -2,19 +2,19 @@
 
 The pipeline, one phrase (text between punctuation marks) at a time:
 
-1. :func:`emostream.text.zh_prepare.prepare` (whole mixed text, before the script split):
+1. :func:`emostream.text.zh.prepare.prepare` (whole mixed text, before the script split):
    numbers in Mandarin context spelt in hanzi the way they are read, chat spellings, letters.
 2. Segmentation with ``jieba``; pinyin with ``pypinyin`` (its phrase dictionary is trusted for
    the polyphones it covers), then :data:`WORDS` (a small, hand-checked override table: common
    neutral-tone words pypinyin gives full tones, and the polyphone words it gets wrong), then
    context rules for single-character polyphones that no dictionary phrase covered
-   (:mod:`emostream.text.zh_polyphones`).
+   (:mod:`emostream.text.zh.polyphones`).
 3. Erhua: a suffix 儿 merges into the syllable before it (``wan2 er2`` → ``wanr2``).
-4. Tone sandhi on the surface tones (:mod:`emostream.text.zh_tones`): third tone by word
+4. Tone sandhi on the surface tones (:mod:`emostream.text.zh.tones`): third tone by word
    structure (cyclic, inner constituent first), then across the words of a prosodic group
    left to right; 一 and 不; neutral tones.
 
-On the test table in ``tests/text/test_mandarin.py`` (255 cases then, 494 now) the previous
+On the test table in ``tests/text/zh/test_g2p.py`` (255 cases then, 494 now) the previous
 front end (cn2an + jieba + ``lazy_pinyin``, no sandhi, no context rules) got 139 cases wrong.
 """
 
@@ -27,16 +27,16 @@ from collections.abc import Callable, Iterator
 from functools import cached_property
 from typing import Any
 
-from emostream.text.zh_polyphones import (
+from emostream.text.zh.polyphones import (
     authentic,
     carried_bei,
     counted_zhong,
     shed_blood,
     single_char_reading,
 )
-from emostream.text.zh_prepare import FROZEN_YI, HAN, digits, prepare
-from emostream.text.zh_tones import a_not_a, repeated_interjections, third_tone, yi_bu
-from emostream.text.zh_types import Latin, Punct, Segment, Syllable, Word, split_toned
+from emostream.text.zh.prepare import FROZEN_YI, HAN, digits, prepare
+from emostream.text.zh.tones import a_not_a, repeated_interjections, third_tone, yi_bu
+from emostream.text.zh.types import Latin, Punct, Segment, Syllable, Word, split_toned
 
 __all__ = ["Latin", "MandarinFrontEnd", "Punct", "Segment", "Syllable", "Word", "pinyin_of"]
 
@@ -207,6 +207,10 @@ class MandarinFrontEnd:
         return bool(self._jieba_words.get(text)) or text in self._pypinyin[2]
 
     # -- public ----------------------------------------------------------------------
+    def words(self, text: str) -> list[str]:
+        """``text`` cut into words as this front end cuts it (jieba with its fixes)."""
+        return self._cut(text)
+
     def __call__(self, text: str) -> list[Segment]:
         out: list[Segment] = []
         chunks = list(_chunks(text))

@@ -1,6 +1,6 @@
 """Mandarin text before segmentation: numbers read in context, chat spellings (sans-I/O).
 
-:func:`prepare` rewrites mixed text for :mod:`emostream.text.mandarin`, before the script
+:func:`prepare` rewrites mixed text for :mod:`emostream.text.zh.g2p`, before the script
 split: full-width digits and letters fold to ASCII (〇 to 零); numbers *in Mandarin context*
 are spelt in hanzi the way they are read (:func:`_read_numbers`: years and codes digit by
 digit, 幺 in phone numbers and service lines, dates, clock times, scores, ranges, fractions,

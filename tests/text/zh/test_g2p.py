@@ -14,9 +14,9 @@ from collections import Counter
 
 import pytest
 
-from emostream.text.mandarin import pinyin_of
+from emostream.text.zh.g2p import pinyin_of
 from emostream.text.phonemes import G2P, LANG_EN, LANG_ZH, SYMBOLS
-from emostream.text.zh_prepare import cardinal, prepare
+from emostream.text.zh.prepare import cardinal, prepare
 
 POLYPHONE, SANDHI, NEUTRAL, NUMBER, ERHUA, ENGLISH, SLANG, PLAIN = (
     "polyphone", "sandhi", "neutral", "number", "erhua", "english", "slang", "plain",

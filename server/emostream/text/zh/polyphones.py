@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from emostream.text.zh_prepare import HAN_RE, MEASURES_1
-from emostream.text.zh_types import Syllable
+from emostream.text.zh.prepare import HAN_RE, MEASURES_1
+from emostream.text.zh.types import Syllable
 
 # nouns that get dry: 衣服干了 gān (我干了, 干了这杯 stay gàn)
 _GETS_DRY = {"衣服", "头发", "裤子", "袜子", "鞋", "鞋子", "被子", "毛巾", "床单", "油漆", "墙",

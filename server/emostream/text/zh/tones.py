@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from itertools import pairwise
 
-from emostream.text.zh_prepare import HAN_RE, MEASURES_1
-from emostream.text.zh_types import Syllable, Word
+from emostream.text.zh.prepare import HAN_RE, MEASURES_1
+from emostream.text.zh.types import Syllable, Word
 
 # interjections said with a full tone when repeated (啊啊啊 ā, 哦哦 ò "I see", 嗯嗯 ǹ "mm-hm"):
 # pypinyin and the particle rule made them neutral or rising
