@@ -163,8 +163,8 @@ class Settings:
     clone_refine_nice: int = 10  # the worker process's niceness increment (0-19)
     # The worker process in Linux's SCHED_IDLE class: it runs only on CPU time no other task
     # wants (a waking server thread takes its core at once), however long that makes it (up to
-    # clone_refine_timeout_s). bench/clone_refine.py, 2 cores: other streams' p95 first audio
-    # unchanged while it refines; niced only (off): +0.2 s.
+    # clone_refine_timeout_s). bench/clone_refine.py on 2 loaded cores: other streams' p95 first
+    # audio within 20 ms while it refines, niced only (off) +0.2 s (docs/voices.md).
     clone_refine_sched_idle: bool = True
     # Refinements held per process, queued or running (one runs at a time); past it POST
     # .../refine answers 503 refine_busy and a new clone is refine_skipped (refine_busy).

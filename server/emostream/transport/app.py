@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -46,10 +47,12 @@ from emostream.voices.cloning.cache import EmbeddingCache
 from emostream.voices.cloning.clip import ClipIntake
 from emostream.voices.cloning.encoder import SpeakerEncoder, default_model_path
 from emostream.voices.cloning.enroll import Enroller
-from emostream.voices.cloning.refine_jobs import Refinements, refinements_for
 from emostream.voices.cloning.registries import open_registry
 from emostream.voices.cloning.registry import StoreUnavailable, VoiceStore
 from emostream.voices.versions import model_versions
+
+if TYPE_CHECKING:
+    from emostream.voices.cloning.refine_jobs import Refinements
 
 log = logging.getLogger(__name__)
 
@@ -166,6 +169,8 @@ def create_app(
         )
         holder.append(svc)
         running = svc
+        from emostream.voices.cloning.refine_jobs import refinements_for  # not at import
+
         refinements = refinements_for(
             settings, svc.catalog.family, registry, encoder=encoder, intake=intake,
             on_settled=running.refined,

@@ -33,7 +33,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
@@ -45,9 +45,11 @@ from emostream.transport.edge.limits import KeyLimits, LimitExceeded
 from emostream.transport.errors import error
 from emostream.voices.cloning.clip import ClipError
 from emostream.voices.cloning.enroll import Enroller
-from emostream.voices.cloning.refine_jobs import QueueFull, Refinements, RefineUnavailable
-from emostream.voices.cloning.refine_state import RefineBusy, view
+from emostream.voices.cloning.refine_state import QueueFull, RefineBusy, RefineUnavailable, view
 from emostream.voices.cloning.registry import ClonedVoice, StoreUnavailable, VoiceStore, clean_name
+
+if TYPE_CHECKING:  # the queue is built at start-up (the app imports it then)
+    from emostream.voices.cloning.refine_jobs import Refinements
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,13 @@ import soxr
 from emostream.voices.cloning.clip import Clip, ClipIntake
 from emostream.voices.cloning.encoder import SpeakerEncoder
 from emostream.voices.cloning.refine import RefineError, Refinement
-from emostream.voices.cloning.refine_jobs import QueueFull, Refinements, RefineUnavailable
-from emostream.voices.cloning.refine_state import RefineBusy, RefineState
+from emostream.voices.cloning.refine_jobs import Refinements
+from emostream.voices.cloning.refine_state import (
+    QueueFull,
+    RefineBusy,
+    RefineState,
+    RefineUnavailable,
+)
 from emostream.voices.cloning.refine_worker import RefineFailure, RefineTask
 from emostream.voices.cloning.registry import VoiceRegistry
 from tests.voices.voice_fixtures import to_bytes

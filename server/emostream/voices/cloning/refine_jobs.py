@@ -45,9 +45,11 @@ from emostream.voices.cloning.refine_checks import EmbedAudio, RefineChecks, ref
 from emostream.voices.cloning.refine_state import (
     INTERRUPTED,
     Notice,
+    QueueFull,
     Refined,
     RefineRecord,
     RefineState,
+    RefineUnavailable,
     StaleJob,
     begin,
     fail,
@@ -79,14 +81,6 @@ FloatArray = npt.NDArray[np.float32]
 T = TypeVar("T")
 Offload = Callable[[Callable[[], Any]], Awaitable[Any]]
 SETTLE_RETRIES_S = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)  # a registry down when a job ends
-
-
-class RefineUnavailable(Exception):
-    """This server cannot refine (``reason`` says why)."""
-
-
-class QueueFull(Exception):
-    """``queue_size`` refinements are already waiting in this process."""
 
 
 @dataclass(frozen=True)

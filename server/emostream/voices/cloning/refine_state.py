@@ -51,6 +51,14 @@ class RefineBusy(Exception):
     """A refinement of this voice is already queued or running."""
 
 
+class RefineUnavailable(Exception):
+    """This server cannot refine (the message says why)."""
+
+
+class QueueFull(Exception):
+    """The server's refinement queue is full (``clone_refine_queue``)."""
+
+
 class StaleJob(Exception):
     """A job settling a voice that another job has begun since (or that was never begun)."""
 

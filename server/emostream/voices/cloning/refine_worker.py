@@ -6,9 +6,10 @@ streams the server is speaking. :class:`ProcessBackend` runs it in a child proce
 (``python -m emostream.voices.cloning.refine_worker``) that:
 
 * runs in Linux's ``SCHED_IDLE`` class (and niced 10): it gets only CPU time no other task
-  wants, and a waking server thread takes its core at once (measured with
-  ``bench/clone_refine.py``: other streams' p95 first audio unchanged while it refines, where a
-  niced-only worker added ~0.2 s and a thread of the server ~0.4-0.8 s); it keeps to one thread
+  wants, and a waking server thread takes its core at once (``bench/clone_refine.py`` on the
+  loaded 2-core machine: other streams' p95 first audio within 20 ms while it refines, where a
+  niced-only worker added ~0.2 s and a thread of the server 0.3-0.8 s; docs/voices.md); it
+  keeps to one thread
   (ONNX Runtime intra-op 1, BLAS/OpenMP 1). A machine whose CPUs are never idle refines slowly,
   up to ``timeout_s``;
 * loads the CPU path itself (the ONNX acoustic model, the light vocoder, the project's GE2E):
