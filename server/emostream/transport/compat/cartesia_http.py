@@ -21,27 +21,19 @@ from starlette.routing import Route
 from emostream.transport.compat.alignment import cartesia_words
 from emostream.transport.compat.cartesia import controls, error_body, voice_id
 from emostream.transport.compat.formats import Container, FormatRefused, cartesia_format
-from emostream.transport.compat.speech import Refused, SpeechPlan, read_json, serve
+from emostream.transport.compat.speech import (
+    RawFraming,
+    Refused,
+    SpeechPlan,
+    read_json,
+    serve,
+)
 from emostream.transport.messages import ProtocolError, load_message
 
 
 def error(status: int, code: str, message: str) -> JSONResponse:
     """Cartesia's error body."""
     return JSONResponse(error_body(code, message, status), status_code=status)
-
-
-class BytesFraming:
-    def __init__(self, media_type: str) -> None:
-        self.media_type = media_type
-
-    def chunk(self, data: bytes) -> bytes:
-        return data
-
-    def words(self, words: list[dict[str, Any]]) -> bytes:
-        return b""
-
-    def end(self) -> bytes:
-        return b""
 
 
 class SseFraming:
@@ -106,7 +98,7 @@ async def tts_bytes(request: Request) -> Response:
         plan = _plan(await _body(request), request, containers=("raw", "wav", "mp3"), words=False)
     except Refused as exc:
         return _refused(request, exc)
-    return await serve(request, plan, BytesFraming(plan.fmt.media_type), error)
+    return await serve(request, plan, RawFraming(plan.fmt.media_type), error)
 
 
 async def tts_sse(request: Request) -> Response:

@@ -23,7 +23,13 @@ from starlette.routing import Route
 from emostream.transport.compat.alignment import CharAligner
 from emostream.transport.compat.elevenlabs import read_voice_settings
 from emostream.transport.compat.formats import FormatRefused, elevenlabs_format
-from emostream.transport.compat.speech import Refused, SpeechPlan, read_json, serve
+from emostream.transport.compat.speech import (
+    RawFraming,
+    Refused,
+    SpeechPlan,
+    read_json,
+    serve,
+)
 from emostream.transport.messages import ProtocolError, load_message
 
 # Body fields that change nothing here when given (hints for ElevenLabs' own models).
@@ -46,22 +52,6 @@ def _seconds(alignment: dict[str, list[Any]] | None) -> dict[str, list[Any]] | N
         "character_start_times_seconds": [round(s / 1000.0, 3) for s in starts],
         "character_end_times_seconds": [round((s + d) / 1000.0, 3) for s, d in zip(starts, durs)],
     }
-
-
-class AudioFraming:
-    """The audio bytes as they are."""
-
-    def __init__(self, media_type: str) -> None:
-        self.media_type = media_type
-
-    def chunk(self, data: bytes) -> bytes:
-        return data
-
-    def words(self, words: list[dict[str, Any]]) -> bytes:
-        return b""
-
-    def end(self) -> bytes:
-        return b""
 
 
 class TimestampFraming:
@@ -134,7 +124,7 @@ async def _speech(request: Request, *, timestamps: bool, stream: bool) -> Respon
         request.app.state.service.metrics.errors.labels(exc.code).inc()
         return error(exc.status, exc.code, exc.message)
     framing = (TimestampFraming(plan.text, stream=stream) if timestamps
-               else AudioFraming(plan.fmt.media_type))  # fmt: skip
+               else RawFraming(plan.fmt.media_type))  # fmt: skip
     return await serve(request, plan, framing, error)
 
 

@@ -22,8 +22,8 @@ from starlette.responses import JSONResponse, Response
 from emostream.codec.packetizer import OutputFormat
 from emostream.stream.service import Busy, SpeechService
 from emostream.stream.streamer import Packet, UtteranceRequest
+from emostream.text.frontend import SegmentSource, TextFrontEnd
 from emostream.text.normalize import normalize
-from emostream.text.splitter import Segmenter
 from emostream.transport.compat.formats import CompatFormat, Transcoder
 from emostream.transport.edge.guard import principal_of, voice_visible
 from emostream.transport.edge.limits import KeyLimits, LimitExceeded
@@ -31,7 +31,6 @@ from emostream.transport.errors import retry_after_ms
 from emostream.transport.http import SpeechResponse, read_body
 from emostream.transport.messages import ProtocolError, parse_controls
 from emostream.transport.voice_access import clone_unavailable
-from emostream.text.frontend import SegmentSource, TextMap
 from emostream.voices.base import UnsupportedControl, Voice, check_controls
 
 Refuse = Callable[[int, str, str], JSONResponse]  # (status, code, message): the API's shape
@@ -48,6 +47,22 @@ class Framing(Protocol):
     def words(self, words: list[dict[str, Any]]) -> bytes: ...
 
     def end(self) -> bytes: ...
+
+
+class RawFraming:
+    """The audio bytes as they are (no words, nothing at the end)."""
+
+    def __init__(self, media_type: str) -> None:
+        self.media_type = media_type
+
+    def chunk(self, data: bytes) -> bytes:
+        return data
+
+    def words(self, words: list[dict[str, Any]]) -> bytes:
+        return b""
+
+    def end(self) -> bytes:
+        return b""
 
 
 @dataclass(frozen=True)
@@ -92,12 +107,9 @@ def _voice(request: Request, service: SpeechService, voice_id: str) -> Voice:
 
 
 def _segments(text: str) -> tuple[list[str], list[SegmentSource]]:
-    norm = normalize(text)
-    seg = Segmenter()
-    segments = seg.feed(norm) + seg.flush()
-    where = TextMap()
-    where.add(text, norm)
-    return segments, [where.locate(s) for s in segments]
+    front = TextFrontEnd(locate=True)
+    segments = front.feed(text, normalize(text)) + front.flush()  # as TextFrontEnd.split
+    return segments, [front.locate(s) for s in segments]
 
 
 async def serve(request: Request, plan: SpeechPlan, framing: Framing, refuse: Refuse) -> Response:
