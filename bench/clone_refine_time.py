@@ -34,20 +34,18 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "server"))
 
 
-def renderer(device: str, vocoder: str, threads: int) -> tuple[Any, Any]:
-    """(family, decode) for ``device``."""
+def load_family(device: str, vocoder: str, threads: int) -> Any:
+    """The acoustic family for ``device``: on cpu what the server loads (ONNX Runtime, light
+    vocoder); on cuda the torch model with a torch vocoder attached as its decoder."""
+    from emostream.config import Settings
     from emostream.voices.acoustic import AcousticFamily
+    from emostream.voices.catalog import load_acoustic_family
 
-    models = REPO / "models"
     if device == "cpu":
-        from emostream.networks.lite_vocoder_onnx import OnnxLiteVocoder
-
-        decode = OnnxLiteVocoder(models / "vocoder/emostream-lite-vocoder-v0.2.onnx",
-                                 threads=threads)  # fmt: skip
-        family = AcousticFamily(models, decoder=decode, backend="onnx", threads=threads)
-        return family, decode
+        return load_acoustic_family(Settings(acoustic="on", vocoder="lite", cpu_threads=threads))
     import torch
 
+    models = REPO / "models"
     if vocoder == "v1":
         from emostream.networks.hifigan import HifiGan
 
@@ -62,8 +60,7 @@ def renderer(device: str, vocoder: str, threads: int) -> tuple[Any, Any]:
             audio = net(torch.from_numpy(np.ascontiguousarray(mel)).to("cuda")[None])
         return np.asarray(audio.float().reshape(-1).cpu().numpy(), dtype=np.float32)
 
-    family = AcousticFamily(models, decoder=decode_cuda, backend="torch", device="cuda")
-    return family, decode_cuda
+    return AcousticFamily(models, decoder=decode_cuda, backend="torch", device="cuda")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     from emostream.voices.cloning.clip import prepare_clip
     from emostream.voices.cloning.encoder import SpeakerEncoder
     from emostream.voices.cloning.refine import TimbreRefiner
+    from emostream.voices.cloning.refine_worker import RefineTask, run_task
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
@@ -85,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
 
     t0 = time.perf_counter()
-    family, _ = renderer(a.device, a.vocoder, a.threads)
+    family = load_family(a.device, a.vocoder, a.threads)
     load_s = time.perf_counter() - t0
     if a.clip:
         data = Path(a.clip).read_bytes()
@@ -101,19 +99,13 @@ def main(argv: list[str] | None = None) -> int:
         data = buf.getvalue()
     clip = prepare_clip(data)
     ge2e = SpeakerEncoder()
-    clone = family.clone("clone_bench", ge2e.embed_clip(clip), description="bench")
-
-    def render(text: str, timbre: np.ndarray) -> np.ndarray:
-        c = family.voice("clone_bench", clone.speaker, language="multi", description="bench",
-                         timbre=timbre)  # clone.speaker: already moved by the clone gain
-        return np.asarray(c.decode(c.acoustic(text, Controls()).frames), dtype=np.float32)
-
+    task = RefineTask(ge2e.embed_clip(clip), clip.audio, clip.sample_rate,
+                      clip.source_sample_rate)  # fmt: skip
     refiner = TimbreRefiner(embed=ge2e.embed_utterance)
     runs, result = [], None
     for _ in range(a.runs):
         t1 = time.perf_counter()
-        result = refiner.refine(render, clip.audio, clip.sample_rate,
-                                source_rate=clip.source_sample_rate)  # fmt: skip
+        result = run_task(family, task, refiner=refiner)  # the server's own refinement step
         runs.append(round(time.perf_counter() - t1, 3))
     assert result is not None
     report = {
