@@ -267,6 +267,13 @@ class Settings:
     # Live contexts (started, `done` not yet sent) per v1.1 WebSocket; a `start` past it gets
     # `too_many_contexts`. Each also takes a stream slot (max_streams, key_max_streams).
     max_contexts_per_connection: int = 8
+    # -- rooms (docs/live.md: one synthesis, many listeners; the /live page) ---------------------
+    max_rooms: int = 64  # rooms per server process (POST /v1/rooms past it: too_many_rooms)
+    room_max_listeners: int = 32  # listeners per room (past it: too_many_listeners)
+    # What one listener may fall behind the room (events and audio not yet written to its
+    # socket); past it, or a send that waits slow_reader_timeout_s, it is dropped (slow_listener)
+    # and the publisher and the other listeners go on.
+    room_listener_queue_bytes: int = 2 << 20
     log_level: str = "info"
 
     def vocoder_frames(self) -> tuple[int, ...]:

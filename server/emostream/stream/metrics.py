@@ -86,6 +86,22 @@ class Metrics:
             "emostream_phrase_cache_redis_fallbacks",
             "Phrase-cache Redis operations that failed or were skipped", registry=r,
         )  # fmt: skip
+        # Rooms (transport.rooms): one synthesis heard by many listeners.
+        self.room_listeners = Gauge(
+            "emostream_room_listeners", "Room listeners connected now", registry=r,
+            multiprocess_mode="livesum",
+        )  # fmt: skip
+        self.room_utterances = Counter(
+            "emostream_room_utterances", "Utterances published into a room", registry=r
+        )
+        self.room_frames = Counter(
+            "emostream_room_frames", "Audio frames sent to room listeners (one per listener)",
+            registry=r,
+        )  # fmt: skip
+        self.room_dropped = Counter(
+            "emostream_room_listeners_dropped", "Room listeners dropped, by reason", ["reason"],
+            registry=r,
+        )  # fmt: skip
         self.gpu_memory = Gauge(
             "emostream_gpu_memory_bytes", "GPU memory held by the server's processes",
             registry=r, multiprocess_mode="livesum",

@@ -374,6 +374,7 @@ class SpeechService:
             model_version=self.model_versions.get(request.voice.info.model, ""),
             timestamps=request.timestamps,
             word_timestamps=request.word_timestamps,
+            mouth=request.mouth,
             scope="" if settings.phrase_cache_shared else scope,
         )
         return cached_utterance(

@@ -24,6 +24,7 @@ from emostream.codec.packetizer import OutputFormat, Packetizer
 from emostream.engine.chunks import ChunkSchedule, bucketed_schedule, pad_side, trim_output
 from emostream.engine.runner import Bucketed, Runner
 from emostream.engine.scheduling.scheduler import REFILL_AHEAD_S
+from emostream.stream.mouth import MouthTrack, mouth_event
 from emostream.text.context import spoken_text
 from emostream.voices.base import (
     Controls,
@@ -102,6 +103,7 @@ class UtteranceRequest:
     timestamps: bool = False
     stream_id: str = ""
     word_timestamps: bool = False  # ``words`` events, when the voice can time words
+    mouth: bool = False  # ``mouth`` events: a mouth shape per 20 ms frame (stream.mouth)
 
 
 def unit_timestamps(
@@ -265,6 +267,7 @@ async def stream_utterance(
     packets = 0  # sent so far, for the real samples in the final (padded) ones
     in_samples = 0  # at the voice's rate: where the next segment starts
     cap = AudioCap(max_audio_s, voice.info.sample_rate)
+    mouth = MouthTrack(voice.info.sample_rate) if request.mouth else None
     try:
         index = 0
         while not stats.truncated:
@@ -313,6 +316,9 @@ async def stream_utterance(
                         ),
                     }
                 )
+            if mouth is not None:
+                mouth.add_units(latent.units, latent.unit_frames.tolist(), hop=hop,
+                                offset=in_samples)  # fmt: skip
             in_samples += latent.num_frames * hop
             index += 1
             stats.segments = index
@@ -333,6 +339,8 @@ async def stream_utterance(
                 stats.compute_s += clock() - t0
                 chunk = cap.take(trim_output(window, audio, hop))
                 stats.truncated = cap.reached
+                if mouth is not None and (shapes := mouth.push(chunk)):
+                    yield Event(mouth_event(shapes, mouth.frames_out - len(shapes)))
                 # Before the first packet, the first 0.1 s goes out packet by packet as each
                 # is encoded (Packetizer.push_first); the rest and later chunks in one call.
                 waiting = stats.first_audio_at is None
@@ -346,6 +354,8 @@ async def stream_utterance(
                     break
                 if not _listener_starving(stats, out_rate, clock()):
                     go_ahead.set()
+        if mouth is not None and (shapes := mouth.finish()):
+            yield Event(mouth_event(shapes, mouth.frames_out - len(shapes)))
         for data in packetizer.finish():
             if stats.first_audio_at is None:
                 stats.first_audio_at = clock()

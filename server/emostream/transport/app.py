@@ -40,6 +40,8 @@ from emostream.transport.openai_api import (
     model_routes,
     resolve_aliases,
 )
+from emostream.transport.rooms.api import room_routes
+from emostream.transport.rooms.registry import RoomHub
 from emostream.transport.voices_api import voice_routes
 from emostream.transport.websocket.connection import stream_endpoint
 from emostream.voices.catalog import VoiceCatalog, load_catalog
@@ -139,6 +141,7 @@ def create_app(
     # One enrolment path: POST /v1/voices uploads and WebSocket reference_audio clips.
     intake = ClipIntake()
     enroller = Enroller(intake, encoder, cache=cache)
+    rooms = rooms_for(settings, metrics)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -186,6 +189,7 @@ def create_app(
             yield
         finally:
             restore_sigterm()
+            rooms.close_all("shutting_down", "the server is shutting down; reconnect shortly")
             await refinements.aclose()
             await svc.aclose()
             if device is not None:
@@ -213,6 +217,7 @@ def create_app(
         Route("/metrics", http.metrics, methods=["GET"]),
     ]
     client = find_client_dir()
+    routes += room_routes(client)  # rooms, their listeners and the /live page (docs/live.md)
     if client is not None:
         routes.append(Mount("/", StaticFiles(directory=client, html=True), name="client"))
     middleware = [Middleware(Guard, auth=auth, rules=rules, metrics=metrics, shape=error_shape)]
@@ -232,4 +237,18 @@ def create_app(
     app.state.auth = auth
     app.state.limits = limits
     app.state.drain = drain
+    app.state.rooms = rooms
     return app
+
+
+def rooms_for(settings: Settings, metrics: Metrics) -> RoomHub:
+    """The process's rooms, kept in ``data_dir``; none under several workers (each would hold
+    rooms of its own, and a listener would reach another's)."""
+    why_not = ""
+    if settings.workers > 1:
+        why_not = "rooms live in one server process: serve with --workers 1 to use them"
+    return RoomHub(
+        path=Path(settings.data_dir).expanduser() / "rooms.json", max_rooms=settings.max_rooms,
+        max_listeners=settings.room_max_listeners,
+        queue_bytes=settings.room_listener_queue_bytes, why_not=why_not, metrics=metrics,
+    )  # fmt: skip

@@ -8,8 +8,11 @@ the other.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+from emostream.transport.messages import ProtocolError
 from emostream.voices.cloning.registry import StoreUnavailable
 
 STORE_UNAVAILABLE = "store_unavailable"
@@ -30,6 +33,15 @@ def store_unavailable_message(exc: StoreUnavailable) -> str:
         "the voice registry cannot be reached, so cloned voices are unavailable; "
         f"retry in {retry_after_s(exc)} s"
     )
+
+
+@contextmanager
+def store_down_refused() -> Iterator[None]:
+    """The voice registry out of reach: a ``store_unavailable`` refusal (the protocol's)."""
+    try:
+        yield
+    except StoreUnavailable as exc:
+        raise ProtocolError(STORE_UNAVAILABLE, store_unavailable_message(exc)) from None
 
 
 def clone_unavailable(request_app: Any, voice_id: str) -> str | None:

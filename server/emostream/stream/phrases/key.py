@@ -52,6 +52,7 @@ def phrase_params(
     timestamps: bool,
     word_timestamps: bool,
     scope: str = "",
+    mouth: bool = False,
 ) -> bytes:
     """The digest of an utterance's fixed inputs (the chain's seed).
 
@@ -76,6 +77,8 @@ def phrase_params(
         "timestamps": timestamps,
         "word_timestamps": word_timestamps,
     }
+    if mouth:  # (absent when off: the keys of earlier entries stay as they were)
+        fields["mouth"] = True
     blob = json.dumps(fields, sort_keys=True, ensure_ascii=False).encode("utf-8")
     return hashlib.sha256(blob).digest()
 

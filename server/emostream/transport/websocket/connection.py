@@ -25,6 +25,9 @@ Contexts (protocol v1.1, :mod:`emostream.transport.websocket.contexts`): every l
 an utterance of its own with its own task, so several speak at once; their binary frames carry
 the context's channel (:mod:`emostream.transport.websocket.frames`) and their events its
 ``context_id``. A v1 connection has one utterance at a time (context ``None``) and bare frames.
+
+Rooms (:mod:`emostream.transport.rooms`): an utterance whose ``start`` (or ``line``) names a room
+also goes to that room's listeners, through its :class:`~emostream.transport.rooms.hub.RoomTap`.
 """
 
 from __future__ import annotations
@@ -32,8 +35,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -45,32 +46,20 @@ from emostream.transport.drain import GOING_AWAY, SHUTTING_DOWN, Drain
 from emostream.transport.edge.guard import principal_of, voice_visible
 from emostream.transport.edge.limits import KeyLimits
 from emostream.transport.errors import INVALID_UTF8, INVALID_UTF8_REASON, error
-from emostream.transport.messages import ProtocolError
-from emostream.transport.voice_access import (
-    STORE_UNAVAILABLE,
-    clone_unavailable,
-    store_unavailable_message,
-)
+from emostream.transport.rooms.publishing import Publishing
+from emostream.transport.rooms.registry import RoomHub
+from emostream.transport.voice_access import clone_unavailable, store_down_refused
 from emostream.transport.websocket.contexts import ContextRouter, Routed, tagged
 from emostream.transport.websocket.intake import TextIntake
 from emostream.transport.websocket.line_player import LinePlayer
 from emostream.transport.websocket.line_queue import Line
 from emostream.transport.websocket.protocol import (
-    Action,
-    BeginUtterance,
-    CancelUtterance,
-    ClearLines,
-    EndOfInput,
-    EnqueueLine,
-    QueueSegments,
-    SendError,
-    SessionProtocol,
-    StartRequest,
-)
+    Action, BeginUtterance, CancelUtterance, ClearLines, EndOfInput, EnqueueLine, QueueSegments,
+    SendError, SessionProtocol, StartRequest,
+)  # fmt: skip
 from emostream.transport.websocket.sender import BoundedSender
 from emostream.transport.websocket.utterance import Utterance, admit, segment_texts
 from emostream.voices.base import Voice
-from emostream.voices.cloning.registry import StoreUnavailable
 
 log = logging.getLogger(__name__)
 SUBPROTOCOL = "emostream.v1"  # accepted when offered (browsers passing a token offer both)
@@ -85,15 +74,6 @@ class _Cut(Exception):
     """The client stopped reading: the utterance ends as cancelled."""
 
 
-@contextmanager
-def _store_down_refused() -> Iterator[None]:
-    """The voice registry out of reach: a ``store_unavailable`` refusal (the protocol's)."""
-    try:
-        yield
-    except StoreUnavailable as exc:
-        raise ProtocolError(STORE_UNAVAILABLE, store_unavailable_message(exc)) from None
-
-
 class StreamConnection:
     def __init__(
         self,
@@ -102,12 +82,15 @@ class StreamConnection:
         *,
         limits: KeyLimits | None = None,
         drain: Drain | None = None,
+        rooms: RoomHub | None = None,
     ) -> None:
         self.ws = ws
         self.service = service
         self.principal = principal_of(ws)
         self.limits = limits or KeyLimits()
         self.drain = drain or Drain()
+        self.rooms = Publishing(rooms, self.principal, self._send_json,
+                                codec_delay_ms=service.opus_delay_ms)  # fmt: skip
         self.router = ContextRouter(
             self._new_protocol, max_contexts=service.settings.max_contexts_per_connection
         )
@@ -120,7 +103,7 @@ class StreamConnection:
             on_stall=lambda: self._request_stop(SLOW_READER),
         )  # fmt: skip
         self.lines = LinePlayer(
-            service.settings, may_start=self._line_may_start, send=self._send_json,
+            service.settings, may_start=self._line_may_start, send=self.rooms.send,
             start=self._start_line,
         )  # fmt: skip
         self._utts: dict[str | None, Utterance] = {}  # by context (None: v1)
@@ -140,6 +123,7 @@ class StreamConnection:
             new_stream_id=self.service.new_stream_id,
             unavailable=self._unavailable,
             opus_delay_ms=self.service.opus_delay_ms,
+            room_access=self.rooms.access,
         )
 
     # -- voices this caller may use (registry down: the protocol refuses the start or line
@@ -147,13 +131,13 @@ class StreamConnection:
     def _lookup(self, voice_id: str) -> Voice | None:
         """The voice to speak (a clone is read from the registry unless built already): the
         one lookup of an utterance's voice, carried on its request to :meth:`_begin`."""
-        with _store_down_refused():
+        with store_down_refused():
             if voice_id in self.intake.refs or self._visible(voice_id):
                 return self.service.voice(voice_id)
         return None
 
     def _unavailable(self, voice_id: str) -> str | None:
-        with _store_down_refused():
+        with store_down_refused():
             if self._visible(voice_id):
                 return clone_unavailable(self.ws.app, voice_id)
         return None
@@ -291,6 +275,7 @@ class StreamConnection:
                 self._stoppers.add(stopper)
                 stopper.add_done_callback(self._stoppers.discard)
         elif isinstance(action, EnqueueLine):
+            self.rooms.line(action)
             await self.lines.enqueue(action, context)
         elif isinstance(action, ClearLines):
             await self.lines.clear()
@@ -320,18 +305,21 @@ class StreamConnection:
         utt.line_id = line_id
         utt.context_id = context
         utt.channel = self.router.channel_of(context)
+        utt.room = self.rooms.tap(req)
         self._utts[context] = utt
         for item in then or ():
             utt.take(item)
         started = action.started_event
         if slot.degraded:  # admitted on a lighter path (README "Cluster": degradation)
             started = {**started, "degraded": slot.degraded}
+        utt.relay(started)
         await self._send_json(started)
         if utt.done_sent:  # a line's start, cancelled while started was being sent
             return
         request = UtteranceRequest(voice=voice, controls=req.controls, fmt=req.fmt,
                                    timestamps=req.timestamps, stream_id=req.stream_id,
-                                   word_timestamps=req.word_timestamps)  # fmt: skip
+                                   word_timestamps=req.word_timestamps or req.room_words,
+                                   mouth=req.mouth or req.room is not None)  # fmt: skip
         utt.task = asyncio.create_task(self._speak(utt, request))
 
     async def _refuse(
@@ -370,10 +358,11 @@ class StreamConnection:
                             utt.sent_samples += item.samples
                             self.lines.playout.sent(utt.played_s(item), time.monotonic())
                         self._last_activity = time.monotonic()
-                    elif item.body.get("type") == "words":
-                        await self._send_json(utt.tag(utt.place_words(item.body)))
-                    else:
-                        await self._send_json(utt.tag(item.body))
+                    else:  # (a room's listeners get words and mouth events, asked or not)
+                        body = item.body
+                        utt.relay(utt.place_words(body) if body["type"] == "words" else body)
+                        if utt.asked(body):
+                            await self._send_json(utt.tag(body))
                     if self.sender.stalled:
                         raise _Cut
                 cancelled = stats.truncated
@@ -425,6 +414,7 @@ class StreamConnection:
             done.update(utt.sent_report())
         if utt.line_id is not None:
             done["id"] = utt.line_id
+        utt.relay(done)
         done = utt.tag(done)
         if self.sender.stalled:
             self._unsent_done = done  # follows the slow_reader error, if the client reads again
@@ -494,4 +484,5 @@ async def stream_endpoint(ws: WebSocket) -> None:
     state = ws.app.state
     service: SpeechService = state.service
     limits = getattr(state, "limits", None)
-    await StreamConnection(ws, service, limits=limits, drain=getattr(state, "drain", None)).run()
+    drain, rooms = getattr(state, "drain", None), getattr(state, "rooms", None)
+    await StreamConnection(ws, service, limits=limits, drain=drain, rooms=rooms).run()

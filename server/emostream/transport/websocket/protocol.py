@@ -20,6 +20,7 @@ found rides on its :class:`StartRequest` (``spoken``) to the I/O layer, which sp
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -54,6 +55,9 @@ class StartRequest:
     stream_id: str
     word_timestamps: bool = False  # asked for, and the voice can time words
     cache: bool = True  # the phrase cache may answer (and keep) this utterance
+    mouth: bool = False  # ``mouth`` events asked for
+    room: str | None = None  # published into this room too (transport.rooms)
+    room_words: bool = False  # a room's listeners get words (the voice times them)
     # The voice the lookup found, spoken as it is (no second lookup); None where the lookup
     # gives only its info (tests, the schema's checks: nothing speaks there).
     spoken: Voice | None = field(default=None, compare=False, repr=False)
@@ -126,6 +130,7 @@ DEFAULT_MIN_CHARS = int(schema.default("start", "min_chars"))
 _LINE_ONLY = tuple(
     k for k in schema.own_fields("line") if k not in ("context_id", "reference_audio")
 )
+ROOM_NAME = re.compile(schema.definition("room_name")["pattern"])
 # What a voice lookup finds: the voice to speak, or (where nothing speaks) only its info.
 Found = Voice | VoiceInfo
 
@@ -144,6 +149,8 @@ class SessionProtocol:
     unavailable: Callable[[str], str | None] = field(default=lambda _id: None)
     # The Opus encoder's look-ahead (ms) that a v1.1 ``started`` reports as ``codec_delay_ms``.
     opus_delay_ms: float = 6.5
+    # Why this caller may not publish into a room (no such room of theirs), else None.
+    room_access: Callable[[str], str | None] = field(default=lambda _name: None)
     state: State = "idle"
     _front: TextFrontEnd = field(default_factory=TextFrontEnd)  # this utterance's text
     _request: StartRequest | None = None
@@ -246,9 +253,12 @@ class SessionProtocol:
         timestamps = bool_field(msg, "timestamps")
         words = bool_field(msg, "word_timestamps")
         cache = bool_field(msg, "cache", True)
+        mouth = bool_field(msg, "mouth")
+        room = self._room(msg)
         request = StartRequest(
             info, controls, fmt, timestamps, stream_id,
             word_timestamps=words and info.word_timestamps, cache=cache, spoken=spoken,
+            mouth=mouth, room=room, room_words=room is not None and info.word_timestamps,
         )  # fmt: skip
         started = {
             "type": "started",
@@ -261,7 +271,23 @@ class SessionProtocol:
         }
         if words:  # asked: say whether this voice gives them
             started["word_timestamps"] = info.word_timestamps
+        if room is not None:
+            started["room"] = room
         return request, started
+
+    def _room(self, msg: dict[str, Any]) -> str | None:
+        """``room``: a well-formed name of a room this caller may publish into, or None."""
+        room = msg.get("room")
+        if room is None:
+            return None
+        if not isinstance(room, str) or not ROOM_NAME.fullmatch(room):
+            raise ProtocolError(
+                "bad_value", "'room' must be 1-64 characters of A-Z a-z 0-9 . _ : -", "room"
+            )
+        refused = self.room_access(room)
+        if refused is not None:
+            raise ProtocolError("unknown_room", refused, "room")
+        return room
 
     def _begin(self, request: StartRequest, started: dict[str, Any],
                segmenter: Segmenter | None = None) -> BeginUtterance:  # fmt: skip
@@ -269,7 +295,8 @@ class SessionProtocol:
         is cut only at punctuation."""
         self._reset()
         self._request = request
-        self._front = TextFrontEnd(locate=request.word_timestamps, segmenter=segmenter)
+        locate = request.word_timestamps or request.room_words
+        self._front = TextFrontEnd(locate=locate, segmenter=segmenter)
         self.state = "open"
         return BeginUtterance(request, started)
 
