@@ -11,8 +11,9 @@ import secrets
 import signal
 import sys
 import tempfile
+from collections.abc import Callable
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from emostream.config import Settings
@@ -256,10 +257,12 @@ def _danmaku(args: argparse.Namespace) -> int:
     from emostream.bridge.lines import LineParser, Outbox
     from emostream.bridge.sinks import OutputFormat, codec_for, format_for_path
 
-    fmt: OutputFormat = args.format or format_for_path(args.output)
-    fields: dict[str, object] = {
-        "format": {"codec": codec_for(fmt), "sample_rate": args.sample_rate},
-    }
+    audio_out = args.output not in (None, "none")
+    # A room with no audio here: Opus at 48 kHz, what its listeners' pages decode best.
+    fmt: OutputFormat = args.format or ("ogg" if args.room and not audio_out else
+                                        format_for_path(args.output))  # fmt: skip
+    rate = args.sample_rate or (48000 if args.room and not audio_out else 24000)
+    fields: dict[str, object] = {"format": {"codec": codec_for(fmt), "sample_rate": rate}}
     controls = {
         "voice": args.voice, "speed": args.speed, "emotion": args.emotion,
         "intensity": args.intensity, "pitch_shift": args.pitch_shift, "energy": args.energy,
@@ -267,13 +270,18 @@ def _danmaku(args: argparse.Namespace) -> int:
     fields.update({k: v for k, v in controls.items() if v is not None})
     if args.no_cache:
         fields["cache"] = False
+    api_key = args.api_key or os.environ.get("EMOSTREAM_API_KEY") or None
+    if args.room:
+        if not _room_opened(args.url, args.room, api_key, EventLog(sys.stderr)):
+            return 2
+        fields["room"] = args.room
     try:
         parser = LineParser(ttl_ms=args.ttl_ms, max_chars=args.max_chars, template=args.template)
     except ValueError as exc:
         print(f"emostream danmaku: {exc}", file=sys.stderr)
         return 2
     options = BridgeOptions(
-        url=args.url, api_key=args.api_key or os.environ.get("EMOSTREAM_API_KEY") or None,
+        url=args.url, api_key=api_key,
         fields=fields, listen=args.listen, output_format=fmt, drain=not args.no_drain,
         pace_lead_s=args.pace_lead_s if args.pace_lead_s and args.pace_lead_s > 0 else None,
     )  # fmt: skip
@@ -294,6 +302,35 @@ def _danmaku(args: argparse.Namespace) -> int:
             audio.close()
         if events is not sys.stderr:
             events.close()
+
+
+def _room_opened(url: str, name: str, api_key: str | None, emit: Callable[[dict[str, Any]], None],
+                 *, rotate: bool = False) -> bool:  # fmt: skip
+    """Open (or find) room ``name`` and tell its ``/live`` link; False when refused."""
+    from emostream.bridge.room_client import RoomRefused, open_room
+
+    try:
+        room = open_room(url, name, api_key=api_key, rotate=rotate)
+    except RoomRefused as exc:
+        emit({"type": "bridge", "event": "room_refused", "message": str(exc)})
+        return False
+    emit({"type": "bridge", "event": "room", "room": room["room"],
+          "listen_url": room["listen_url"]})  # fmt: skip
+    return True
+
+
+def _room(args: argparse.Namespace) -> int:
+    """``emostream room NAME``: open the room, print its /live link (OBS: a browser source)."""
+    from emostream.bridge.room_client import RoomRefused, open_room
+
+    api_key = args.api_key or os.environ.get("EMOSTREAM_API_KEY") or None
+    try:
+        room = open_room(args.url, args.name, api_key=api_key, rotate=args.rotate)
+    except RoomRefused as exc:
+        print(f"emostream room: {exc}", file=sys.stderr)
+        return 2
+    print(room["listen_url"])
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -368,7 +405,13 @@ def main(argv: list[str] | None = None) -> int:
         "--format", choices=["pcm", "wav", "ogg"], default=None,
         help="raw s16le mono, WAV or Ogg Opus (default: from the output's name, else pcm)",
     )  # fmt: skip
-    d.add_argument("--sample-rate", type=int, default=24000, choices=[16000, 24000, 48000])
+    d.add_argument("--sample-rate", type=int, default=None, choices=[16000, 24000, 48000],
+                   help="default 24000 (48000 with --room and no audio output)")  # fmt: skip
+    d.add_argument(
+        "--room", default=None, metavar="NAME",
+        help="publish every line into this room too (opened with POST /v1/rooms; its /live "
+        "link is logged): pages that listen to it, e.g. an OBS browser source, hear it",
+    )  # fmt: skip
     d.add_argument("--events", default=None, help="append the event log here (default stderr)")
     d.add_argument("--voice", default=None)
     d.add_argument("--speed", type=float, default=None)
@@ -395,7 +438,18 @@ def main(argv: list[str] | None = None) -> int:
         "--no-drain", action="store_true",
         help="at the end of input exit at once (default: once every line is spoken or dropped)",
     )  # fmt: skip
+    r = sub.add_parser(
+        "room", help="open a room (POST /v1/rooms) and print its /live link (OBS)",
+        description="Open the room NAME (created if new, else as it is) and print the link of "
+        "its /live page: add it to OBS as a browser source; publish with danmaku --room NAME.",
+    )  # fmt: skip
+    r.add_argument("name")
+    r.add_argument("--url", default="ws://127.0.0.1:8000/v1/stream")
+    r.add_argument("--api-key", default=None, help="default: $EMOSTREAM_API_KEY")
+    r.add_argument("--rotate", action="store_true", help="a new token (old links stop working)")
     args = p.parse_args(argv)
+    if args.cmd == "room":
+        return _room(args)
     if args.cmd == "danmaku":
         if args.output is None and not sys.stdout.isatty():
             args.output = "-"
