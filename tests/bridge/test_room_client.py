@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -57,14 +56,17 @@ async def test_danmaku_publishes_its_lines_into_the_room(server: ServerThread) -
     url = f"ws://127.0.0.1:{server.port}/v1/rooms/bridge-room/listen?token={room['token']}"
     listening = asyncio.create_task(_listen(url, 1))
     await asyncio.sleep(0.5)
-    bridge = subprocess.run(
-        [sys.executable, "-m", "emostream", "danmaku", "--url", server.ws_url, "--room",
-         "bridge-room", "-o", "none"],
-        input=b'{"text": "Hello room from the bridge.", "id": "c1"}\n', capture_output=True,
-        cwd=ROOT, env={"PYTHONPATH": str(ROOT / "server"), "PATH": "/usr/bin:/bin"}, timeout=120,
+    bridge = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "emostream", "danmaku", "--url", server.ws_url, "--room",
+        "bridge-room", "-o", "none", stdin=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT / "server"), "PATH": "/usr/bin:/bin"},
     )  # fmt: skip
-    assert bridge.returncode == 0, bridge.stderr.decode()
-    log = [json.loads(line) for line in bridge.stderr.decode().splitlines() if line.startswith("{")]
+    _, stderr = await asyncio.wait_for(
+        bridge.communicate(b'{"text": "Hello room from the bridge.", "id": "c1"}\n'), 120
+    )
+    assert bridge.returncode == 0, stderr.decode()
+    log = [json.loads(line) for line in stderr.decode().splitlines() if line.startswith("{")]
     assert log[0] == {"type": "bridge", "event": "room", "room": "bridge-room",
                       "listen_url": room["listen_url"]}  # fmt: skip
     started = next(e for e in log if e["type"] == "started")

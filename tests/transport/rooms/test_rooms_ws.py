@@ -53,7 +53,7 @@ def listen_url(server: ServerThread, room: dict[str, Any], token: str | None = N
 def metric(server: ServerThread, name: str, labels: str = "") -> float:
     text = httpx.get(f"{server.url}/metrics").text
     pattern = re.escape(name + (f"{{{labels}}}" if labels else "")) + r" ([0-9.e+-]+)"
-    found = re.search(r"^" + pattern + "$", text, re.M)
+    found = re.search(r"^" + pattern + "$", text, re.MULTILINE)
     return float(found.group(1)) if found else 0.0
 
 
@@ -138,7 +138,7 @@ async def test_a_late_listener_starts_at_the_next_utterance(served: ServerThread
             assert (await hello(late))["speaking"] is True
             await collect(publisher)
             await collect(early)
-            own, _ = await say(publisher, "And now the next one.", room="late")
+            await say(publisher, "And now the next one.", room="late")
             events, audio = await collect(late)
     assert events[0]["type"] == "started" and events[0]["utterance"] == first["utterance"] + 1
     assert audio and not any(e["type"] == "done" for e in events[:-1])
