@@ -243,8 +243,32 @@ export const PROTOCOL_SCHEMA = {
      ],
      "default": false,
      "description": "words events, and sent_samples/sent_ms/words_sent in done"
+    },
+    "mouth": {
+     "type": [
+      "boolean",
+      "null"
+     ],
+     "default": false,
+     "description": "mouth events: a mouth shape (opening, form, viseme) per 20 ms frame, for an avatar's lips"
+    },
+    "room": {
+     "description": "publish the utterance into this room as well (POST /v1/rooms; the caller's own room): its listeners (/v1/rooms/{name}/listen, the /live page) hear the same audio, with words and mouth events; unknown_room when there is no such room of the caller's",
+     "anyOf": [
+      {
+       "$ref": "#/$defs/room_name"
+      },
+      {
+       "type": "null"
+      }
+     ]
     }
    }
+  },
+  "room_name": {
+   "type": "string",
+   "pattern": "^[A-Za-z0-9._:-]{1,64}$",
+   "description": "1-64 characters of A-Z a-z 0-9 . _ : -"
   },
   "start": {
    "description": "Begin an utterance (v1.1: open a context). Every field optional.",
@@ -833,6 +857,15 @@ export const PROTOCOL_SCHEMA = {
       "lite"
      ],
      "description": "present when a cluster admitted the utterance on a lighter path because every model replica was full (README 'Cluster', ray_degrade=lite)"
+    },
+    "room": {
+     "type": "string",
+     "description": "the room the utterance is published into (start.room)"
+    },
+    "utterance": {
+     "type": "integer",
+     "minimum": 1,
+     "description": "room listeners: the room's count of utterances"
     }
    }
   },
@@ -1002,6 +1035,77 @@ export const PROTOCOL_SCHEMA = {
     "id": {
      "type": "string",
      "description": "a line's id"
+    },
+    "superseded": {
+     "const": true,
+     "description": "room listeners: the room moved on to a newer utterance (cancelled is true; stop this one's audio now)"
+    }
+   }
+  },
+  "mouth": {
+   "description": "Mouth shapes of the 20 ms frames from start_ms on the stream's audio timeline (when asked: start.mouth; always for room listeners), sent before the audio they cover. Apply frame i when the playout clock reaches start_ms + i * frame_ms.",
+   "type": "object",
+   "required": [
+    "type",
+    "start_ms",
+    "frame_ms",
+    "open",
+    "form",
+    "viseme"
+   ],
+   "properties": {
+    "type": {
+     "const": "mouth"
+    },
+    "context_id": {
+     "$ref": "#/$defs/event_context_id"
+    },
+    "start_ms": {
+     "type": "number",
+     "minimum": 0
+    },
+    "frame_ms": {
+     "const": 20
+    },
+    "open": {
+     "type": "array",
+     "items": {
+      "type": "number",
+      "minimum": 0,
+      "maximum": 1
+     },
+     "description": "0 closed to 1 wide open"
+    },
+    "form": {
+     "type": "array",
+     "items": {
+      "type": "number",
+      "minimum": -1,
+      "maximum": 1
+     },
+     "description": "-1 rounded (oo) to 1 spread (ee)"
+    },
+    "viseme": {
+     "type": "array",
+     "items": {
+      "enum": [
+       "sil",
+       "PP",
+       "FF",
+       "TH",
+       "DD",
+       "kk",
+       "CH",
+       "SS",
+       "nn",
+       "RR",
+       "aa",
+       "E",
+       "I",
+       "O",
+       "U"
+      ]
+     }
     }
    }
   },
@@ -1076,7 +1180,12 @@ export const PROTOCOL_SCHEMA = {
     "non_finite",
     "silent",
     "clipped",
-    "no_speech"
+    "no_speech",
+    "unknown_room",
+    "room_refused",
+    "too_many_listeners",
+    "slow_listener",
+    "room_closed"
    ],
    "x-groups": {
     "message": [
@@ -1128,6 +1237,13 @@ export const PROTOCOL_SCHEMA = {
      "silent",
      "clipped",
      "no_speech"
+    ],
+    "rooms": [
+     "unknown_room",
+     "room_refused",
+     "too_many_listeners",
+     "slow_listener",
+     "room_closed"
     ]
    }
   },
@@ -1208,6 +1324,7 @@ export const PROTOCOL_SCHEMA = {
       "segment",
       "timestamps",
       "words",
+      "mouth",
       "done",
       "error",
       "line_dropped",
@@ -1268,6 +1385,18 @@ export const PROTOCOL_SCHEMA = {
      "if": {
       "properties": {
        "type": {
+        "const": "mouth"
+       }
+      }
+     },
+     "then": {
+      "$ref": "#/$defs/mouth"
+     }
+    },
+    {
+     "if": {
+      "properties": {
+       "type": {
         "const": "done"
        }
       }
@@ -1310,6 +1439,157 @@ export const PROTOCOL_SCHEMA = {
      },
      "then": {
       "$ref": "#/$defs/queue"
+     }
+    }
+   ]
+  },
+  "room_hello": {
+   "description": "A room listener's first event: the room it joined. A listener hears from the next utterance that starts (one in progress is skipped).",
+   "type": "object",
+   "required": [
+    "type",
+    "room",
+    "listeners",
+    "speaking"
+   ],
+   "properties": {
+    "type": {
+     "const": "room"
+    },
+    "room": {
+     "type": "string"
+    },
+    "listeners": {
+     "type": "integer",
+     "minimum": 1,
+     "description": "listeners of the room, this one included"
+    },
+    "speaking": {
+     "type": "boolean",
+     "description": "an utterance is in progress (this listener starts at the next one)"
+    }
+   }
+  },
+  "room_event": {
+   "description": "Any JSON event a room listener gets (GET /v1/rooms/{name}/listen?token=..., a WebSocket): room first, then for each utterance started (with room, utterance and codec_delay_ms), segment, words, mouth, done, the binary frames between them as in v1 (bare payloads); queue (the publisher's line queue, when its lines name the room) at any time; error (room_refused, too_many_listeners, slow_listener, room_closed, shutting_down) before the server closes the socket.",
+   "type": "object",
+   "required": [
+    "type"
+   ],
+   "properties": {
+    "type": {
+     "enum": [
+      "room",
+      "started",
+      "segment",
+      "words",
+      "mouth",
+      "done",
+      "queue",
+      "error"
+     ]
+    }
+   },
+   "allOf": [
+    {
+     "if": {
+      "properties": {
+       "type": {
+        "const": "room"
+       }
+      }
+     },
+     "then": {
+      "$ref": "#/$defs/room_hello"
+     }
+    },
+    {
+     "if": {
+      "properties": {
+       "type": {
+        "const": "started"
+       }
+      }
+     },
+     "then": {
+      "$ref": "#/$defs/started",
+      "required": [
+       "room",
+       "utterance",
+       "codec_delay_ms"
+      ]
+     }
+    },
+    {
+     "if": {
+      "properties": {
+       "type": {
+        "const": "segment"
+       }
+      }
+     },
+     "then": {
+      "$ref": "#/$defs/segment"
+     }
+    },
+    {
+     "if": {
+      "properties": {
+       "type": {
+        "const": "words"
+       }
+      }
+     },
+     "then": {
+      "$ref": "#/$defs/words"
+     }
+    },
+    {
+     "if": {
+      "properties": {
+       "type": {
+        "const": "mouth"
+       }
+      }
+     },
+     "then": {
+      "$ref": "#/$defs/mouth"
+     }
+    },
+    {
+     "if": {
+      "properties": {
+       "type": {
+        "const": "done"
+       }
+      }
+     },
+     "then": {
+      "$ref": "#/$defs/done"
+     }
+    },
+    {
+     "if": {
+      "properties": {
+       "type": {
+        "const": "queue"
+       }
+      }
+     },
+     "then": {
+      "$ref": "#/$defs/queue"
+     }
+    },
+    {
+     "if": {
+      "properties": {
+       "type": {
+        "const": "error"
+       }
+      }
+     },
+     "then": {
+      "$ref": "#/$defs/error"
      }
     }
    ]

@@ -299,8 +299,10 @@ export class RoomListener extends Emitter {
       this.emit('error', { code: 'decode_error', message: String((err && err.message) || err), local: true });
     }
     if (!utt.open) await utt.ready;
-    if (!utt.stopped && utt.base !== null && this.player && this.player.node && this._last === utt) {
-      this.player.end(); // the next utterance's first audio reopens it
+    if (!utt.stopped && utt.base !== null && this.player && this.player.node) {
+      // Its audio is all pushed (the next one's waits for this): the player may drain, and the
+      // next utterance's first audio reopens it; the silence between them is no underrun.
+      this.player.end();
     }
     if (utt.decoder) utt.decoder.close();
     utt.finish();
