@@ -227,10 +227,10 @@ function probe(listener) {
   if (!player) return out;
   const push = player.push.bind(player);
   player.push = (samples, rate) => {
+    const src = rate === player.sampleRate ? samples.slice() : null; // push() transfers them
     const before = player.samplesPushed;
     push(samples, rate);
     const n = player.samplesPushed - before; // samples at the player's rate (resampled)
-    const src = rate === player.sampleRate ? samples : null;
     // Energy per 20 ms block of the player's timeline (from the samples given, when unresampled).
     for (let i = 0; i < n; i++) {
       partial.push(src ? src[i] : 0);

@@ -48,6 +48,8 @@ class RoomUtterance {
     this.backlog = []; // frames before the decoder is ready
     this.held = []; // decoded samples waiting for the previous utterance to finish decoding
     this.base = null; // its first sample on the player's timeline, once pushed
+    this.pushed = 0; // its samples pushed to the player (at the player's rate)
+    this.flushed = false; // done, and decoded to its end
     this.words = new WordTrack();
     this.mouth = new MouthTrack();
     this.packets = 0;
@@ -281,7 +283,11 @@ export class RoomListener extends Emitter {
       this.emit('playing', { utterance: utt.id, base: utt.base, delayMs: utt.delayMs });
       this._tick();
     }
-    if (player && player.node) player.push(samples, rate);
+    if (player && player.node) {
+      const before = player.samplesPushed;
+      player.push(samples, rate);
+      utt.pushed += player.samplesPushed - before;
+    }
   }
 
   async _onDone(utt, msg) {
@@ -305,7 +311,9 @@ export class RoomListener extends Emitter {
       this.player.end();
     }
     if (utt.decoder) utt.decoder.close();
+    utt.flushed = true;
     utt.finish();
+    this._tick();
   }
 
   /** Silence an utterance now (a newer one took the room, or the connection dropped). */
@@ -326,7 +334,8 @@ export class RoomListener extends Emitter {
   }
 
   // ------------------------------------------------------------------------ the clock
-  /** Where `utt` is heard now on its own timeline, ms (null before its audio plays). */
+  /** Where `utt` is heard now on its own timeline, ms (null before its audio plays; Infinity
+   * once all of it has been heard). */
   positionMs(utt) {
     if (utt.base === null) return null;
     const player = this.player;
@@ -335,7 +344,9 @@ export class RoomListener extends Emitter {
     if (player && player.node) {
       samples = player.audibleSamples(this.now()) - utt.base;
       rate = player.sampleRate;
+      if (utt.flushed && samples >= utt.pushed) return Infinity;
     } else {
+      if (utt.flushed) return Infinity;
       samples = utt.samples; // decode only: decoded counts as heard
       rate = utt.started.sample_rate;
     }

@@ -94,7 +94,8 @@ export class VTubeStudioDriver extends Emitter {
   /** Set the mouth (a frame of room-listener.js's `mouth` event); false when not connected. */
   mouth(frame) {
     if (!this.authenticated || !this.ws || this.ws.readyState !== 1) return false;
-    const id = `m${++this._ids}`;
+    // The request id names the frame (utterance, its time): VTube Studio logs it with the request.
+    const id = `mouth-${frame.utterance ?? 0}-${frame.t}-${++this._ids}`;
     this.ws.send(JSON.stringify(vtsRequest('InjectParameterDataRequest', mouthParameters(frame, this.parameters), id)));
     this.sent += 1;
     return true;
