@@ -166,8 +166,13 @@ function wireMouth(listener) {
   $('mouth').hidden = false;
   const lips = $('lips');
   listener.on('mouth', (f) => {
-    lips.style.height = `${6 + 90 * f.open}%`;
-    lips.style.width = `calc(var(--size) * ${(2 + 0.6 * f.form).toFixed(2)})`;
+    if (live.still) return; // held still for a screenshot (scripts/live_probe.mjs)
+    lips.style.height = `${4 + 36 * f.open}%`;
+    lips.style.width = `calc(var(--size) * ${(1.4 + 0.5 * f.form).toFixed(2)})`;
+    // A screenshot's moment (scripts/live_probe.mjs): hold the face still once it speaks.
+    if (live.holdAbove !== undefined && f.open > live.holdAbove && document.querySelector('#captions .word.current')) {
+      live.still = true;
+    }
   });
 }
 

@@ -6,7 +6,8 @@
 //
 //   node scripts/live_probe.mjs --base http://127.0.0.1:8000 --room main --token T \
 //        [--pages 2] [--vts ws://127.0.0.1:8001] --utterances 3 --out session.json \
-//        [--ready-file ready.json] [--screenshot live.png] [--timeout-s 180]
+//        [--ready-file ready.json] [--screenshot live.png] [--page-query '&mouth=1&bg=%23123']
+//        [--timeout-s 180]
 //
 // --ready-file is written once every page listens (a caller waits for it before publishing).
 
@@ -69,7 +70,7 @@ async function main() {
       base: { type: 'string' }, room: { type: 'string' }, token: { type: 'string' },
       pages: { type: 'string', default: '2' }, vts: { type: 'string' },
       utterances: { type: 'string', default: '1' }, out: { type: 'string' },
-      'ready-file': { type: 'string' }, screenshot: { type: 'string' },
+      'ready-file': { type: 'string' }, screenshot: { type: 'string' }, 'page-query': { type: 'string', default: '' },
       'timeout-s': { type: 'string', default: '180' },
     },
   });
@@ -78,14 +79,22 @@ async function main() {
   try {
     for (let i = 0; i < Number(o.pages); i++) {
       // One browser profile, a tab per page; the first drives VTube Studio when asked.
-      pages.push(await openLivePage(browser.context, o.base, o.room, o.token, { vts: i === 0 ? o.vts : undefined }));
+      pages.push(await openLivePage(browser.context, o.base, o.room, o.token, { vts: i === 0 ? o.vts : undefined, extra: o['page-query'] }));
     }
     if (o['ready-file']) writeFileSync(o['ready-file'], JSON.stringify({ pages: pages.length }));
     let shot = null;
     if (o.screenshot) {
-      // While the first utterance speaks: a word lit up on the first page.
-      await pages[0].page.waitForFunction(() => document.querySelector('#captions .word.current'), null, { timeout: Number(o['timeout-s']) * 1000, polling: 20 });
-      shot = pages[0].page.screenshot({ path: o.screenshot });
+      await pages[0].page.setViewportSize({ width: 1280, height: 720 }); // an OBS scene's shape
+      // While the first utterance speaks: a word lit up on the first page (and, with the
+      // stand-in avatar, its mouth well open: the page holds it still for the picture).
+      await pages[0].page.evaluate(() => { window.emostreamLive.holdAbove = 0.6; });
+      await pages[0].page.waitForFunction(() => (document.getElementById('mouth').hidden
+        ? document.querySelector('#captions .word.current') : window.emostreamLive.still),
+      null, { timeout: Number(o['timeout-s']) * 1000, polling: 10 });
+      shot = pages[0].page.screenshot({ path: o.screenshot }).then(() => pages[0].page.evaluate(() => {
+        window.emostreamLive.holdAbove = undefined;
+        window.emostreamLive.still = false;
+      }));
     }
     for (const { page } of pages) await heard(page, Number(o.utterances), Number(o['timeout-s']) * 1000);
     await shot;
