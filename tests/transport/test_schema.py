@@ -10,7 +10,7 @@
   is not: compared on a connection in the state the message needs, with a voice that takes
   every control (voice and state errors are not the schema's business).
 * What the server writes: every event of a real session (v1 and v1.1, word timestamps,
-  timestamps, the phrase cache, lines expiring, cleared and spoken, errors) is valid and names
+  timestamps, mouth shapes, the phrase cache, lines expiring, cleared and spoken, errors) is valid and names
   no field the schema lacks; v1.1 binary frames decode with the schema's header layout.
 * The constants the schema shares with the codec, the models and the frame codec are equal,
   and the server's v1 error messages are unchanged by deriving them from the schema.
@@ -205,7 +205,7 @@ class Reads(dict[str, Any]):
 
 FULL_START = {"voice": "v", "speed": 1.1, "pitch_shift": 1, "energy": 1.2, "emotion": "happy",
               "intensity": 0.5, "prompt": "a bit sad", "cache": False, "timestamps": True,
-              "word_timestamps": True,
+              "word_timestamps": True, "mouth": True, "room": "main",
               "format": {"codec": "opus", "sample_rate": 24000, "bitrate": 24000}}  # fmt: skip
 
 
@@ -356,7 +356,7 @@ def read_header(frame: bytes) -> dict[str, int]:
 async def test_every_event_of_a_session_is_in_the_schema(server: ServerThread) -> None:
     seen: list[dict[str, Any]] = []
     audio: list[bytes] = []
-    start = {"type": "start", "timestamps": True, "word_timestamps": True,
+    start = {"type": "start", "timestamps": True, "word_timestamps": True, "mouth": True,
              "format": {"codec": "pcm_s16le", "sample_rate": 24000}}  # fmt: skip
     async with connect(server.ws_url) as ws:  # v1
         for _ in range(2):  # the second from the phrase cache

@@ -214,4 +214,4 @@ async def test_the_owners_api_and_the_live_page(served: ServerThread) -> None:
         assert event["code"] == "room_closed"
         assert (await http.get("/v1/rooms/api")).status_code == 404
         page = await http.get("/live?room=api&token=x")
-        assert page.status_code == 200 and "room-listener.js" in page.text
+        assert page.status_code == 200 and "js/live.js" in page.text
