@@ -245,7 +245,7 @@ def _http(method: str, url: str, body: dict[str, Any] | None = None) -> Any:
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, method=method,
                                      headers={"Content-Type": "application/json"})  # fmt: skip
-    with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
+    with urllib.request.urlopen(request, timeout=30) as response:
         text = response.read().decode()
     return json.loads(text) if text.startswith(("{", "[")) else text
 

@@ -215,3 +215,47 @@ async def test_the_owners_api_and_the_live_page(served: ServerThread) -> None:
         assert (await http.get("/v1/rooms/api")).status_code == 404
         page = await http.get("/live?room=api&token=x")
         assert page.status_code == 200 and "js/live.js" in page.text
+
+
+@pytest.fixture(scope="module")
+def keyed(joe: PiperVoice, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
+    from emostream.config import Settings
+    from emostream.transport.app import create_app
+    from emostream.voices.catalog import VoiceCatalog
+
+    settings = Settings(data_dir=str(tmp_path_factory.mktemp("keyed-rooms")),
+                        api_keys="alice-key-0123456789,bob-key-0123456789")  # fmt: skip
+    with ServerThread(create_app(settings, catalog=VoiceCatalog([joe]))) as srv:
+        yield srv
+
+
+async def test_with_keys_the_room_is_its_keys_and_the_token_lets_listeners_in(
+    keyed: ServerThread,
+) -> None:
+    alice = {"Authorization": "Bearer alice-key-0123456789"}
+    bob = {"Authorization": "Bearer bob-key-0123456789"}
+    async with httpx.AsyncClient(base_url=keyed.url) as http:
+        assert (await http.post("/v1/rooms", json={"name": "show"})).status_code == 401
+        made = await http.post("/v1/rooms", json={"name": "show"}, headers=alice)
+        assert made.status_code == 201
+        assert (await http.post("/v1/rooms", json={"name": "show"}, headers=bob)).status_code == 409
+        assert (await http.get("/v1/rooms/show", headers=bob)).status_code == 404
+        assert (await http.get("/v1/rooms", headers=bob)).json() == {"rooms": []}
+    room = made.json()
+    async with (
+        websockets.connect(listen_url(keyed, room)) as listener,  # no key: the token
+        websockets.connect(keyed.ws_url, additional_headers=bob) as intruder,
+        websockets.connect(keyed.ws_url, additional_headers=alice) as owner,
+    ):
+        await hello(listener)
+        await intruder.send(json.dumps({"type": "start", "room": "show"}))
+        refused, _ = await collect(intruder, until="error")
+        assert refused[-1]["code"] == "unknown_room"
+        await say(owner, "Only the owner speaks here.", room="show")
+        events, audio = await collect(listener)
+    assert events[0]["type"] == "started" and audio
+    async with websockets.connect(
+        f"ws://127.0.0.1:{keyed.port}/v1/rooms/show/listen?token=nope"
+    ) as ws:
+        event = json.loads(await asyncio.wait_for(ws.recv(), 10))
+    assert event["code"] == "room_refused"

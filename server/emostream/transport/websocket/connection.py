@@ -54,9 +54,17 @@ from emostream.transport.websocket.intake import TextIntake
 from emostream.transport.websocket.line_player import LinePlayer
 from emostream.transport.websocket.line_queue import Line
 from emostream.transport.websocket.protocol import (
-    Action, BeginUtterance, CancelUtterance, ClearLines, EndOfInput, EnqueueLine, QueueSegments,
-    SendError, SessionProtocol, StartRequest,
-)  # fmt: skip
+    Action,
+    BeginUtterance,
+    CancelUtterance,
+    ClearLines,
+    EndOfInput,
+    EnqueueLine,
+    QueueSegments,
+    SendError,
+    SessionProtocol,
+    StartRequest,
+)
 from emostream.transport.websocket.sender import BoundedSender
 from emostream.transport.websocket.utterance import Utterance, admit, segment_texts
 from emostream.voices.base import Voice
