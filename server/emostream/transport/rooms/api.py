@@ -39,6 +39,7 @@ from emostream.transport.websocket.sender import BoundedSender
 log = logging.getLogger(__name__)
 MAX_BODY = 4096
 POLICY_VIOLATION = 1008
+CLOSE_CODES = {"room_closed": 1000, "shutting_down": 1001}  # else 1008
 _LAST_WORDS_S = 1.0
 
 
@@ -140,9 +141,8 @@ async def listen(ws: WebSocket) -> None:
             sender.stalled = False  # the last words get their own bounded wait
             await sender.send_json({"type": "error", "code": code, "message": message},
                                    timeout=_LAST_WORDS_S)  # fmt: skip
-            close = 1001 if code == "shutting_down" else POLICY_VIOLATION
-            await sender.close(close if code != "room_closed" else 1000, code,
-                               timeout=_LAST_WORDS_S)  # fmt: skip
+            close = CLOSE_CODES.get(code, POLICY_VIOLATION)
+            await sender.close(close, code, timeout=_LAST_WORDS_S)
     finally:
         reader.cancel()
         room.leave(listener)

@@ -53,7 +53,8 @@ class RoomError(Exception):
 @dataclass(eq=False)
 class Listener:
     """One listener's outbox: what the I/O layer sends next, in order. ``wake`` tells it that
-    there is something (or that it must close: ``closing`` holds the error to send first)."""
+    there is something (or that it must close: ``closing`` holds the error to send first).
+    ``bytes`` counts a binary frame's bytes and an event's characters."""
 
     wake: Callable[[], None]
     max_bytes: int

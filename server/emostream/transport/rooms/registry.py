@@ -144,6 +144,7 @@ class RoomHub:
             {"name": r.name, "owner": r.owner, "token": r.token, "created": r.created}
             for r in self.rooms.values()
         ]
+        tmp = ""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".rooms-")
@@ -151,8 +152,9 @@ class RoomHub:
                 json.dump({"rooms": rooms}, out, indent=1)
             os.replace(tmp, self.path)
         except OSError as exc:
-            with contextlib.suppress(OSError, UnboundLocalError):
-                os.unlink(tmp)
+            if tmp:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
             if not self._warned:
                 log.warning("rooms: cannot write %s (%s); rooms live in memory only", self.path, exc)
                 self._warned = True
