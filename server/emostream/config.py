@@ -24,6 +24,32 @@ OPENAI_VOICES = (
 )
 
 
+# The most front ends the cuda defaults start: 14 on a 16-core host is the most measured
+# (1,000 streams, docs/gpu.md); beyond it one engine loop serves more than was ever tried.
+MAX_CUDA_WORKERS = 14
+
+
+def cuda_defaults(cores: int) -> dict[str, Any]:
+    """What ``device=cuda`` sets where neither the environment nor the CLI does (docs/gpu.md,
+    "Defaults on a GPU"): one engine process owns the GPU and batches every front end's calls,
+    its acoustic model as CUDA graphs, and one front end per core but two (the engine loop and
+    the system), at most :data:`MAX_CUDA_WORKERS`. The vocoder (``auto``: HiFi-GAN V1) and Opus
+    keep their defaults: the better measured quality per stream."""
+    return {
+        "engine": "process",
+        "acoustic_graphs": True,
+        "workers": max(1, min(MAX_CUDA_WORKERS, cores - 2)),
+    }
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity: a container's limit), else all."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def parse_voice_aliases(text: str) -> dict[str, str]:
     """``"name=voice,name=voice"`` as a dict. Raises ValueError."""
     out: dict[str, str] = {}
@@ -303,8 +329,12 @@ class Settings:
             )
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-        """Settings from ``EMOSTREAM_*`` variables, then explicit ``overrides`` (CLI)."""
+    def from_env(
+        cls, env: Mapping[str, str] | None = None, *, cores: int | None = None, **overrides: Any
+    ) -> Settings:
+        """Settings from ``EMOSTREAM_*`` variables, then explicit ``overrides`` (CLI); with
+        ``device=cuda``, :func:`cuda_defaults` (for ``cores``, default :func:`usable_cores`)
+        for what neither sets."""
         env = os.environ if env is None else env
         values: dict[str, Any] = {}
         for f in fields(cls):
@@ -320,6 +350,10 @@ class Settings:
                 values[f.name] = float(raw)
             else:
                 values[f.name] = raw
-        settings = cls(**values)
         clean = {k: v for k, v in overrides.items() if v is not None}
+        if clean.get("device", values.get("device")) == "cuda":
+            given = values.keys() | clean.keys()
+            preset = cuda_defaults(usable_cores() if cores is None else cores)
+            values.update({k: v for k, v in preset.items() if k not in given})
+        settings = cls(**values)
         return replace(settings, **clean) if clean else settings
