@@ -81,18 +81,21 @@ class Settings:
     max_text_chars: int = 5000  # per utterance (sum of all text messages)
     max_message_bytes: int = 1 << 20  # one WebSocket text frame
     max_streams: int = 256  # concurrent WebSocket utterances per process
-    workers: int = 1  # server processes on one port (serve --workers); limits are per process
+    # Server processes on one port (serve --workers); limits are per process. device=cuda
+    # without it: a front end per core but two, at most 14 (cuda_defaults).
+    workers: int = 1
     # How long a busy thread may hold the GIL before another gets it (Python's default 5 ms).
     # The event loop and the model threads take turns; shorter turns cut their queueing.
     switch_interval_ms: float = 5.0
-    # cuda: run the acoustic model as CUDA graphs over bucket shapes (cheaper per call alone,
-    # but slower under the GPU load test so far: off until that is understood;
+    # cuda: run the acoustic model as CUDA graphs over bucket shapes. device=cuda without it:
+    # on (with the engine process; slower with several in-process workers under MPS:
     # docs/measurements.md, "Figures behind the code").
     acoustic_graphs: bool = False
     # -- engine (README "GPU engine") ---------------------------------------------------------
     # "inprocess": each server process runs its own models (ThreadRunner on cpu, GpuRunner on
     # cuda). "process": one engine process owns the device and batches every worker's calls
-    # (engine.process); workers send them over shared memory and a Unix socket.
+    # (engine.process); workers send them over shared memory and a Unix socket. device=cuda
+    # without it: "process" (cuda_defaults).
     engine: str = "inprocess"
     engine_socket: str = ""  # a running engine's socket (serve sets it for its workers)
     # Admission (engine=process): refuse an utterance (`busy`) when the device would pass this
