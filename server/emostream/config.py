@@ -105,6 +105,10 @@ class Settings:
     # False: admit every utterance, whatever the load (benchmarks of the raw ceiling; a
     # utilization of 1.0 alone still refuses on late chunks and the first-audio bound).
     engine_admission: bool = True
+    # engine=process: a front end whose event loop's p95 lag over the last second passes this
+    # bound takes no new utterance (`busy`, reason front_end; stream.headroom): the engine
+    # does not see its front ends' CPU. 0: off. Off with engine_admission off too.
+    frontend_loop_lag_bound_ms: float = 50.0
     # Acoustic linger (engine=process): under load (the device busy >= 70 % of the last 0.2 s), an acoustic
     # batch of few requests waits up to this long for more (the vocoder runs meanwhile), never
     # past its first-audio deadline; an idle engine never waits. 0: off (run at once).

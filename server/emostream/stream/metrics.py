@@ -53,6 +53,11 @@ class Metrics:
             "Utterances refused busy by the runner's admission, by reason", ["reason"],
             registry=r,
         )  # fmt: skip
+        self.loop_lag = Gauge(
+            "emostream_loop_lag_p95_seconds",
+            "The event loop's p95 lag over the last second (engine=process front ends)",
+            registry=r,
+        )
         self.degraded = Counter(
             "emostream_degraded_streams", "Utterances admitted on a lighter path", registry=r
         )

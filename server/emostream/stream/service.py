@@ -22,6 +22,8 @@ from emostream.config import Settings
 from emostream.engine.admission import Admits, Verdict
 from emostream.engine.heap_trim import HeapTrimmer, libc_malloc_trim
 from emostream.engine.runner import Joinable, Runner, StreamAffine, ThreadRunner
+from emostream.stream.headroom import HeadroomPolicy, LoopLag, tick
+from emostream.stream.headroom import decide as decide_headroom
 from emostream.stream.metrics import Metrics
 from emostream.stream.phrases.cache import PhraseCache
 from emostream.stream.phrases.key import phrase_params
@@ -150,6 +152,11 @@ class SpeechService:
         self._trimmer = HeapTrimmer(settings.memory_trim_interval_s)
         self._trim = libc_malloc_trim() if settings.memory_trim_interval_s > 0 else None
         self._trims: set[asyncio.Task[None]] = set()
+        # The front end's own headroom (engine=process; the CPU path's admission reads its
+        # loop lag itself): watched once watch_loop() runs.
+        self.loop_lag = LoopLag()
+        self.headroom = HeadroomPolicy(bound_s=settings.frontend_loop_lag_bound_ms / 1000.0)
+        self._loop_watch: asyncio.Task[None] | None = None
 
     @property
     def can_clone(self) -> bool:
@@ -218,6 +225,18 @@ class SpeechService:
         self.forget("refined", voice_id)
         self.metrics.refinements.labels(str(state)).inc()
 
+    def watch_loop(self) -> None:
+        """Start measuring the event loop's lag (:mod:`emostream.stream.headroom`); from then
+        on :meth:`admit` refuses while it is past ``frontend_loop_lag_bound_ms``."""
+        if self._loop_watch is None:
+            gauge = self.metrics.loop_lag
+            lag = self.loop_lag
+
+            def report(_: float) -> None:
+                gauge.set(lag.p95(time.monotonic()))
+
+            self._loop_watch = asyncio.get_running_loop().create_task(tick(lag, report=report))
+
     def new_stream_id(self) -> str:
         return f"s-{self._prefix}-{next(self._ids)}"
 
@@ -233,6 +252,14 @@ class SpeechService:
         if self.active >= self.settings.max_streams:
             self.metrics.errors.labels("busy").inc()
             raise Busy(f"server at its stream limit ({self.settings.max_streams} utterances)")
+        if self._loop_watch is not None and self.settings.engine_admission:
+            verdict = decide_headroom(self.loop_lag, self.headroom, time.monotonic())
+            if not verdict.admitted:  # this front end is behind: refused before any work
+                self.metrics.errors.labels("busy").inc()
+                self.metrics.refusals.labels(verdict.reason).inc()
+                late_ms = verdict.first_audio_after_s * 1000  # (decide puts the p95 there)
+                raise Busy(f"front end at capacity (event loop {late_ms:.0f} ms late)",
+                           retry_after_s=verdict.retry_after_s)  # fmt: skip
         degraded = ""
         if isinstance(self.runner, Admits):  # the engine process: is the device full?
             decision = self.runner.admit()
@@ -392,6 +419,8 @@ class SpeechService:
         self.close()
         for task in list(self._trims):
             task.cancel()
+        if self._loop_watch is not None:
+            self._loop_watch.cancel()
         runner = self.runner
         if isinstance(runner, Joinable) and not await asyncio.to_thread(runner.join, CLOSE_WAIT_S):
             log.warning("a model call was still running %.0f s after close", CLOSE_WAIT_S)

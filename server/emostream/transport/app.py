@@ -167,6 +167,8 @@ def create_app(
         app.state.voice_aliases = resolve_aliases(
             svc.settings.voice_aliases(), svc.catalog, svc.settings.default_voice
         )
+        if settings.engine == "process":  # the engine sees the device, not this process
+            svc.watch_loop()
         holder.append(svc)
         running = svc
         from emostream.voices.cloning.refine_jobs import refinements_for  # not at import
