@@ -53,6 +53,11 @@ class Metrics:
             "Utterances refused busy by the runner's admission, by reason", ["reason"],
             registry=r,
         )  # fmt: skip
+        self.refused_messages = Counter(
+            "emostream_refused_stream_messages",
+            "Messages for a refused start's utterance (text, flush, end, cancel), dropped "
+            "without an answer, by type", ["type"], registry=r,
+        )  # fmt: skip
         self.degraded = Counter(
             "emostream_degraded_streams", "Utterances admitted on a lighter path", registry=r
         )
