@@ -25,7 +25,9 @@ ENV EMOSTREAM_HOST=0.0.0.0 EMOSTREAM_PORT=8000 EMOSTREAM_MODELS_DIR=/app/models 
     EMOSTREAM_DATA_DIR=/data
 VOLUME /data
 EXPOSE 8000
-HEALTHCHECK CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz')"
+# (the voices load in ~5 s on 2 cores: checks in the first minute may fail uncounted)
+HEALTHCHECK --start-period=60s --interval=30s --timeout=5s \
+    CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz')"
 # Bound to 0.0.0.0, the server refuses to start without API keys: run with
 # -e EMOSTREAM_API_KEYS=<key>[,<key>...] (or -e EMOSTREAM_ALLOW_UNAUTHENTICATED=1 on a private
 # network you trust). See docs/security.md.

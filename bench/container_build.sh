@@ -64,6 +64,10 @@ for _ in $(seq 1 240); do
 done
 ready_s=$(secs "$t0")
 [ -n "$health" ] || { eng logs "$NAME" | tail -40; echo "no /healthz"; exit 1; }
+healthcheck=not_run  # the image's HEALTHCHECK, run once now (podman; docker runs it on a timer)
+if [ "$ENGINE" = podman ]; then
+  if eng healthcheck run "$NAME" >/dev/null 2>&1; then healthcheck=healthy; else healthcheck=unhealthy; fi
+fi
 page=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/")
 speech=$(curl -s -o "$WORK/speech.wav" -w '%{http_code} %{time_starttransfer} %{time_total}' \
   "http://127.0.0.1:$PORT/v1/audio/speech" \
@@ -75,7 +79,7 @@ eng cp "$NAME:/tmp/first-audio.json" "$WORK/first-audio.json"
 eng logs "$NAME" >"$WORK/server.log" 2>&1
 
 ENGINE_VERSION=$(eng --version) BUILD_S=$build_s BASE_S=$base_s SIZE=$size READY_S=$ready_s \
-HEALTH=$health PAGE=$page SPEECH=$speech WORK=$WORK OUT=$OUT \
+HEALTH=$health HEALTHCHECK=$healthcheck PAGE=$page SPEECH=$speech WORK=$WORK OUT=$OUT \
 BASE=${BASE_IMAGE:-python:3.11-slim-bookworm} OPTS="${ENGINE_OPTS:-} ${RUN_OPTS:-}" \
 python3 - <<'EOF'
 import array, json, math, os, wave
@@ -94,7 +98,8 @@ result = {
     "build_s": round(float(env["BUILD_S"]), 1),
     "image_bytes": int(env["SIZE"]), "image_mb": round(int(env["SIZE"]) / 1e6, 1),
     "ready_s": round(float(env["READY_S"]), 2),  # run -> first /healthz answer
-    "healthz": json.loads(env["HEALTH"]), "demo_page_status": int(env["PAGE"]),
+    "healthz": json.loads(env["HEALTH"]), "healthcheck": env["HEALTHCHECK"],
+    "demo_page_status": int(env["PAGE"]),
     "speech": {"status": int(status), "bytes": os.path.getsize(os.path.join(env["WORK"], "speech.wav")),
                "sample_rate": rate, "audio_s": round(len(pcm) / rate, 2),
                "rms": round(rms, 1), "peak": max(map(abs, pcm), default=0),
