@@ -43,6 +43,11 @@ class Metrics:
             "emostream_utterances", "Utterances finished", ["transport", "outcome"], registry=r
         )
         self.errors = Counter("emostream_errors", "Errors sent, by code", ["code"], registry=r)
+        self.refused_messages = Counter(
+            "emostream_refused_stream_messages",
+            "Messages for a refused start's utterance (text, flush, end, cancel), dropped "
+            "without an answer, by type", ["type"], registry=r,
+        )  # fmt: skip
         self.refinements = Counter(
             "emostream_clone_refinements",
             "Clone refinements settled by this process, by outcome (refined, refine_failed, "

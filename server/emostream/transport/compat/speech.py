@@ -12,6 +12,7 @@ and the end through the route's :class:`Framing`. A refusal is the route's own e
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -76,9 +77,15 @@ class SpeechPlan:
 
 
 class Refused(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
+    """A refusal in the API's error shape; ``retry_after_s``: its ``Retry-After`` (busy, the
+    key's limits), in whole seconds, at least 1."""
+
+    def __init__(
+        self, status: int, code: str, message: str, *, retry_after_s: float | None = None
+    ) -> None:
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
+        self.retry_after_s = retry_after_s
 
 
 async def read_json(request: Request, limit: int) -> bytes:
@@ -117,10 +124,11 @@ async def serve(request: Request, plan: SpeechPlan, framing: Framing, refuse: Re
     try:
         return await _serve(request, plan, framing)
     except Refused as exc:
-        request.app.state.service.metrics.errors.labels(exc.code).inc()
+        if exc.code != "busy":  # (busy is counted by the service's admission)
+            request.app.state.service.metrics.errors.labels(exc.code).inc()
         response = refuse(exc.status, exc.code, exc.message)
-        if exc.code == "busy" or exc.status == 429:
-            response.headers["Retry-After"] = "1"
+        if exc.retry_after_s is not None:
+            response.headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after_s)))
         return response
 
 
@@ -149,12 +157,13 @@ async def _serve(request: Request, plan: SpeechPlan, framing: Framing) -> Respon
         limits.charge_chars(principal, len(plan.text))
         permit = limits.open_stream(principal)
     except LimitExceeded as exc:
-        raise Refused(429, exc.code, exc.message) from None
+        raise Refused(429, exc.code, exc.message, retry_after_s=exc.retry_after_s) from None
     try:
         slot = service.admit()
     except Busy as exc:
         permit.release()
-        raise Refused(503, "busy", f"{exc}; retry in {retry_after_ms(exc)} ms") from None
+        raise Refused(503, "busy", f"{exc}; retry in {retry_after_ms(exc)} ms",
+                      retry_after_s=exc.retry_after_s) from None  # fmt: skip
     req = UtteranceRequest(
         voice=voice, controls=controls,
         fmt=OutputFormat(codec="pcm_s16le", sample_rate=plan.fmt.source_rate),

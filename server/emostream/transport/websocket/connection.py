@@ -9,8 +9,8 @@ An utterance is admitted (a stream slot taken) before ``started`` is sent, and e
 utterance that got ``started`` gets exactly one ``done``, however early it is cancelled. A
 ``start`` refused there (``busy``, with ``retry_after_ms``: the stream limit or the runner's
 admission) gets that error as its one answer: the text, flush and end the client sent for it
-are then dropped quietly (:meth:`ContextRouter.refused`). The voice a ``start`` names is looked
-up once, by the protocol (:meth:`StreamConnection._lookup`); the utterance speaks what it found.
+are then dropped quietly, only counted (:meth:`ContextRouter.refused`). The voice a ``start``
+names is looked up once, by the protocol (:meth:`_lookup`); the utterance speaks what it found.
 
 Bounds (README "Security and limits"): per-key streams and characters per minute
 (:mod:`emostream.transport.edge.limits`); a connection with no client message and no audio sent
@@ -60,6 +60,7 @@ from emostream.transport.websocket.protocol import (
     BeginUtterance,
     CancelUtterance,
     ClearLines,
+    Dropped,
     EndOfInput,
     EnqueueLine,
     QueueSegments,
@@ -294,6 +295,8 @@ class StreamConnection:
             await self.lines.enqueue(action, context)
         elif isinstance(action, ClearLines):
             await self.lines.clear()
+        elif isinstance(action, Dropped):  # a refused start's later message: no answer
+            self.service.metrics.refused_messages.labels(action.kind).inc()
 
     async def _begin(
         self,

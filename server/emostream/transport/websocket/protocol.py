@@ -9,8 +9,9 @@ reports the utterance finished. ``cancel`` returns to ``idle`` at once.
 Every bad message yields an :class:`SendError` action and leaves the state as it was.
 A ``start`` the I/O layer refused after all (``busy``: admission or the stream limit; its one
 answer is that error) leaves ``refused``: the client's ``text``, ``flush``, ``end`` and
-``cancel`` for it are dropped without an answer (``end`` and ``cancel`` return to ``idle``),
-and a new ``start`` is taken as in ``idle``.
+``cancel`` for it are dropped without an answer (a :class:`Dropped` action, which the I/O layer
+only counts; ``end`` and ``cancel`` return to ``idle``), and a new ``start`` is taken as in
+``idle``.
 
 Fields are checked by the validators shared with ``POST /v1/audio/speech``
 (:mod:`emostream.transport.messages`); a line's own fields come from the protocol's JSON Schema
@@ -83,6 +84,14 @@ class CancelUtterance:
 
 
 @dataclass(frozen=True)
+class Dropped:
+    """A ``text``, ``flush``, ``end`` or ``cancel`` for an utterance whose ``start`` was
+    refused: not answered (the refusal was its one answer), only counted."""
+
+    kind: str
+
+
+@dataclass(frozen=True)
 class SendError:
     code: str
     message: str
@@ -112,7 +121,7 @@ class ClearLines:
 
 Action = (
     BeginUtterance | QueueSegments | EndOfInput | CancelUtterance | SendError | EnqueueLine
-    | ClearLines
+    | ClearLines | Dropped
 )  # fmt: skip
 # From the schema (protocol.schema.json), the one definition of the protocol's fields.
 MAX_LINE_ID_CHARS = schema.max_length("line", "id")
@@ -190,7 +199,7 @@ class SessionProtocol:
         if self.state == "refused" and kind in ("text", "flush", "end", "cancel"):
             if kind in ("end", "cancel"):  # the refused utterance's last message
                 self.state = "idle"
-            return []  # its one answer was the refusal
+            return [Dropped(kind)]  # its one answer was the refusal
         try:
             return handler(msg)
         except ProtocolError as exc:
