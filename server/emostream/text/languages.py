@@ -28,6 +28,7 @@ Where the language changes:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 from emostream.text.breaks import CONTEXT_WORDS, left_context, tokens
 from emostream.text.context import Segment, spoken_text
@@ -88,7 +89,7 @@ def language_runs(text: str) -> list[tuple[str, str]]:
         return [(segment_language(text), text)] if text else []
     runs: list[_Run] = []
     start = 0
-    for (a, lang_a), (b, lang_b) in zip(letters, letters[1:]):
+    for (a, lang_a), (b, lang_b) in pairwise(letters):
         if lang_a == lang_b:
             continue
         cut = _cut(text, a + 1, b, lang_b)
