@@ -44,8 +44,8 @@ import numpy.typing as npt
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "server"), str(ROOT)]  # emostream, and lab (the judges)
 
-from lab.asr import assemble_whisper_base  # noqa: E402
-from lab.dvector import DVectorJudge  # noqa: E402
+from lab.asr import assemble_whisper_base
+from lab.dvector import DVectorJudge
 
 RATE = 16000
 MIXED = [
@@ -133,34 +133,46 @@ def nearest(judge: DVectorJudge, refs: dict[str, npt.NDArray[np.float32]],
     return max(sims, key=lambda v: sims[v]), sims
 
 
-async def measure(a: argparse.Namespace) -> dict[str, Any]:
-    voices = dict(pair.split("=", 1) for pair in a.voices.split(","))
-    judges = Judges(a.threads)
-    # References: each voice alone, both languages (module docs).
-    refs: dict[str, npt.NDArray[np.float32]] = {}
-    for voice in dict.fromkeys(voices.values()):
-        embs = []
-        for text in REFERENCE["en"] + REFERENCE["zh"]:
-            _, pcm = await speak(a.url, text, voice=voice)
-            embs.append(judges.dvector.embed(floats(pcm)))
-        mean = np.mean(embs, axis=0)
-        refs[voice] = (mean / np.linalg.norm(mean)).astype(np.float32)
+class References:
+    """Each voice's reference d-vector (module docs), made once."""
+
+    def __init__(self, url: str, judge: DVectorJudge) -> None:
+        self.url, self.judge = url, judge
+        self.refs: dict[str, npt.NDArray[np.float32]] = {}
+
+    async def of(self, voice: str) -> npt.NDArray[np.float32]:
+        if voice not in self.refs:
+            embs = []
+            for text in REFERENCE["en"] + REFERENCE["zh"]:
+                _, pcm = await speak(self.url, text, voice=voice)
+                embs.append(self.judge.embed(floats(pcm)))
+            mean = np.mean(embs, axis=0)
+            self.refs[voice] = (mean / np.linalg.norm(mean)).astype(np.float32)
+        return self.refs[voice]
+
+
+async def measure(a: argparse.Namespace, spec: str, judges: Judges, refs: References
+                  ) -> dict[str, Any]:  # fmt: skip
+    asked = dict(pair.split("=", 1) for pair in spec.split(","))
+    probe, _ = await speak(a.url, "Hi, 你好。", voices=asked)
+    voices: dict[str, str] = probe[0]["voices"]  # as the server filled them in
+    mine = {v: await refs.of(v) for v in dict.fromkeys(voices.values())}
     sanity = []
-    for voice in refs:
+    for voice in mine:
         for lang, texts in HELD_OUT.items():
             for text in texts:
                 _, pcm = await speak(a.url, text, voice=voice)
-                got, sims = nearest(judges.dvector, refs, floats(pcm))
+                got, sims = nearest(judges.dvector, mine, floats(pcm))
                 sanity.append({"voice": voice, "language": lang, "text": text, "judged": got,
                                "similarity": {k: round(v, 4) for k, v in sims.items()}})  # fmt: skip
     rows = []
-    first_audio = {"voices": [], "one_voice": []}
+    first_audio: dict[str, list[float]] = {"voices": [], "one_voice": []}
     baseline = []
     for text in MIXED:
-        events, pcm = await speak(a.url, text, voices=voices)
+        events, pcm = await speak(a.url, text, voices=asked)
         first_audio["voices"].append(events[-1]["first_audio_ms"])
         for event, audio in segment_audio(events, pcm):
-            got, sims = nearest(judges.dvector, refs, audio)
+            got, sims = nearest(judges.dvector, mine, audio)
             lang, prob, p_en = judges.language(audio)
             rows.append({
                 "line": text, "segment": event["text"], "voice": event["voice"],
@@ -171,14 +183,14 @@ async def measure(a: argparse.Namespace) -> dict[str, Any]:
             })  # fmt: skip
         one, pcm1 = await speak(a.url, text, voice=voices["en"])
         first_audio["one_voice"].append(one[-1]["first_audio_ms"])
-        got, sims = nearest(judges.dvector, refs, floats(pcm1))
+        got, sims = nearest(judges.dvector, mine, floats(pcm1))
         baseline.append({"line": text, "judged_voice": got,
                          "similarity": {k: round(v, 4) for k, v in sims.items()},
                          "segments": sum(e["type"] == "segment" for e in one)})  # fmt: skip
-    return summarise(a, voices, rows, sanity, baseline, first_audio)
+    return summarise(asked, voices, rows, sanity, baseline, first_audio)
 
 
-def summarise(a: argparse.Namespace, voices: dict[str, str], rows: list[dict[str, Any]],
+def summarise(asked: dict[str, str], voices: dict[str, str], rows: list[dict[str, Any]],
               sanity: list[dict[str, Any]], baseline: list[dict[str, Any]],
               first_audio: dict[str, list[float]]) -> dict[str, Any]:  # fmt: skip
     def share(items: list[dict[str, Any]], ok: Any) -> dict[str, Any]:
@@ -192,58 +204,77 @@ def summarise(a: argparse.Namespace, voices: dict[str, str], rows: list[dict[str
     long = [r for r in rows if r["seconds"] >= 1.0]
     en_voice = voices["en"]
     return {
-        "what": "a voice per language: each segment's audio judged against the voice its "
-                "segment event names (d-vector, references in both languages) and its language "
-                "(Whisper base language detection)",
-        "date": datetime.date.today().isoformat(),
-        "url": a.url,
-        "server_commit": a.server_commit,
-        "machine": a.machine,
+        "voices_asked": asked,
         "voices": voices,
         "lines": len(MIXED),
         "segments": len(rows),
-        "segments_per_language": {lang: sum(r["language"] == lang for r in rows)
-                                  for lang in voices},  # fmt: skip
+        "segments_per_language": {
+            lang: sum(r["language"] == lang for r in rows) for lang in voices
+        },
         "judge_sanity_single_voice": share(sanity, lambda r: r["judged"] == r["voice"]),
         "speaker_matches_event": share(rows, lambda r: r["judged_voice"] == r["voice"]),
         "speaker_matches_event_1s_or_more": share(long, lambda r: r["judged_voice"] == r["voice"]),
         "speaker_margin_median": round(statistics.median(margin(r) for r in rows), 4),
         "whisper_language_matches_event": share(
-            rows, lambda r: r["whisper_language"] == r["language"]),
+            rows, lambda r: r["whisper_language"] == r["language"]
+        ),
         "whisper_language_matches_event_1s_or_more": share(
-            long, lambda r: r["whisper_language"] == r["language"]),
+            long, lambda r: r["whisper_language"] == r["language"]
+        ),
         "whisper_en_vs_zh_matches_event": share(
-            rows, lambda r: (r["p_en_vs_zh"] >= 0.5) == (r["language"] == "en")),
+            rows, lambda r: (r["p_en_vs_zh"] >= 0.5) == (r["language"] == "en")
+        ),
         "baseline_one_voice": {
             "voice": en_voice,
             "lines_judged_as_it": share(baseline, lambda r: r["judged_voice"] == en_voice),
             "what": "the same lines with voice alone (no voices): every line, Mandarin included, "
-                    "in the English voice",
+            "in the English voice",
         },
         "first_audio_ms_p50": {k: statistics.median(v) for k, v in first_audio.items()},
         "rows": rows,
         "sanity_rows": sanity,
         "baseline_rows": baseline,
-        "elapsed_s": round(time.monotonic() - a.t0, 1),
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--url", default="ws://127.0.0.1:8000/v1/stream")
-    p.add_argument("--voices", default="en=af_heart,zh=zf_xiaoxiao")
+    p.add_argument("--voices", action="append", default=None,
+                   help="LANG=VOICE,... (repeat for more runs; a language left out is filled in "
+                   "by the server). Default: en=af_heart,zh=zf_xiaoxiao; en=am_michael,zh=zm_yunxi; "
+                   "en=af_heart (Mandarin by timbre match)")  # fmt: skip
     p.add_argument("--threads", type=int, default=1, help="judges' CPU threads")
     p.add_argument("--server-commit", default="", help="what the server ran (for the record)")
     p.add_argument("--machine", default="2-core CPU (shared)")
     p.add_argument("--out", default=None)
     a = p.parse_args(argv)
-    a.t0 = time.monotonic()
-    result = asyncio.run(measure(a))
+    specs = a.voices or ["en=af_heart,zh=zf_xiaoxiao", "en=am_michael,zh=zm_yunxi", "en=af_heart"]
+    t0 = time.monotonic()
+    judges = Judges(a.threads)
+    refs = References(a.url, judges.dvector)
+    runs = [asyncio.run(measure(a, spec, judges, refs)) for spec in specs]
+    names = sorted(refs.refs)
+    result = {
+        "what": "a voice per language: each segment's audio judged against the voice its "
+        "segment event names (d-vector, references in both languages) and its language "
+        "(Whisper base language detection); bench/voices_per_language.py",
+        "date": datetime.date.today().isoformat(),
+        "url": a.url,
+        "server_commit": a.server_commit,
+        "machine": a.machine,
+        "reference_similarity": {
+            x: {y: round(float(refs.refs[x] @ refs.refs[y]), 4) for y in names} for x in names
+        },
+        "runs": runs,
+        "elapsed_s": round(time.monotonic() - t0, 1),
+    }
     text = json.dumps(result, ensure_ascii=False, indent=1)
     if a.out:
         Path(a.out).write_text(text + "\n", encoding="utf-8")
-    keys = [k for k in result if not k.endswith("rows")]
-    print(json.dumps({k: result[k] for k in keys}, ensure_ascii=False, indent=1))
+    brief = {**result, "runs": [{k: v for k, v in r.items() if not k.endswith("rows")}
+                                for r in runs]}  # fmt: skip
+    print(json.dumps(brief, ensure_ascii=False, indent=1))
     return 0
 
 

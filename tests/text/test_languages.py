@@ -37,6 +37,8 @@ from emostream.text.languages import (
         # ... but not three words, nor a word beside too little Mandarin, nor across a mark
         ("我觉得 this is cool 哈哈", [("zh", "我觉得 "), ("en", "this is cool "), ("zh", "哈哈")]),
         ("I love 火锅", [("en", "I love "), ("zh", "火锅")]),
+        ("I think 这个主播 is funny", [("en", "I think "), ("zh", "这个主播 "), ("en", "is funny")]),
+        ("I think 这个主播, is funny", [("zh", "I think 这个主播, "), ("en", "is funny")]),
         ("好的, OK 我知道了", [("zh", "好的, OK 我知道了")]),  # OK still touches 我知道了
         ("我知道了。OK", [("zh", "我知道了。"), ("en", "OK")]),
         # Chinese characters inside English are cut out, however few

@@ -16,7 +16,8 @@ Where the language changes:
 * a short English run inside Mandarin stays Mandarin: at most :data:`MAX_EMBEDDED_WORDS`
   words with no punctuation between them and the Mandarin, when Mandarin is on both sides of
   them (``这个 bug 太离谱了``) or the Mandarin they touch has at least
-  :data:`HANZI_PER_WORD` characters a word (``OK 我知道了``, ``nice 主播``). Mandarin speakers
+  :data:`HANZI_PER_WORD` characters a word and is not itself inside English (``OK 我知道了``,
+  ``nice 主播``; not ``I think 这个主播 is funny``). Mandarin speakers
   say such words inside Mandarin, and the Mandarin voices were trained on them; a voice
   change for one word inside a sentence is the worse sound. Any Chinese character inside
   English is cut out: the English voices never learned to read them (``I love 火锅``);
@@ -129,8 +130,15 @@ def _embedded(runs: list[_Run], k: int) -> bool:
     right = runs[k + 1] if k + 1 < len(runs) and not run.ends_clause else None
     if left is not None and right is not None:
         return True
-    touching = left or right
-    return touching is not None and touching.hanzi >= HANZI_PER_WORD * max(run.words, 1)
+    if left is not None:  # English after the Mandarin before it: that Mandarin is inside English
+        inside = k > 1 and not runs[k - 2].ends_clause
+        touching = left
+    elif right is not None:
+        inside = k + 2 < len(runs) and not right.ends_clause
+        touching = right
+    else:
+        return False
+    return not inside and touching.hanzi >= HANZI_PER_WORD * max(run.words, 1)
 
 
 def right_context(text: str) -> str:
