@@ -32,6 +32,8 @@ import argparse
 import asyncio
 import datetime
 import json
+import os
+import platform
 import statistics
 import sys
 import time
@@ -237,6 +239,16 @@ def summarise(asked: dict[str, str], voices: dict[str, str], rows: list[dict[str
     }
 
 
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine()
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--url", default="ws://127.0.0.1:8000/v1/stream")
@@ -251,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     specs = a.voices or ["en=af_heart,zh=zf_xiaoxiao", "en=am_michael,zh=zm_yunxi", "en=af_heart"]
     t0 = time.monotonic()
+    load_before = os.getloadavg()
     judges = Judges(a.threads)
     refs = References(a.url, judges.dvector)
     runs = [asyncio.run(measure(a, spec, judges, refs)) for spec in specs]
@@ -263,6 +276,9 @@ def main(argv: list[str] | None = None) -> int:
         "url": a.url,
         "server_commit": a.server_commit,
         "machine": a.machine,
+        "cpu": cpu_model(),
+        "nproc": os.cpu_count(),
+        "loadavg_before_after": [list(load_before), list(os.getloadavg())],
         "reference_similarity": {
             x: {y: round(float(refs.refs[x] @ refs.refs[y]), 4) for y in names} for x in names
         },
