@@ -3,6 +3,7 @@ in-process server speaks (CPU, the EmoStream ONNX voices)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -36,7 +37,11 @@ BODIES: dict[str, dict[str, object]] = {
 
 def speak(url: str, name: str) -> bytes:
     body = {**BODIES[name], "response_format": "pcm"}
-    r = httpx.post(f"{url}/v1/audio/speech", json=body, timeout=120)
+    for _ in range(20):  # a loaded machine's admission may say busy: what is spoken is tested
+        r = httpx.post(f"{url}/v1/audio/speech", json=body, timeout=120)
+        if r.status_code != 503:
+            break
+        time.sleep(r.json()["error"].get("retry_after_ms", 1000) / 1000)
     assert r.status_code == 200, r.text
     return r.content
 
