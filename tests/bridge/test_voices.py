@@ -14,6 +14,7 @@ import soundfile as sf
 
 from emostream.bridge.danmaku import voices_option
 from emostream.text.languages import segment_language
+from emostream.voices.base import Voice
 from tests.conftest import ServerThread
 
 VOICES = "en=af_heart,zh=zf_xiaoxiao"
@@ -37,7 +38,7 @@ def bilingual(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread
     family = load_acoustic_family(settings)
     assert family is not None
     stock = [v for v in family.stock_voices() if v.info.id in ("af_heart", "zf_xiaoxiao")]
-    catalog = VoiceCatalog(stock)
+    catalog = VoiceCatalog(list[Voice](stock))
     catalog.family = family
     with ServerThread(create_app(settings, catalog=catalog)) as srv:
         yield srv
@@ -67,7 +68,7 @@ def test_one_bridge_speaks_each_language_in_its_voice(
     assert segments == [
         ("Hello everyone,", "en", "af_heart"), ("大家好!", "zh", "zf_xiaoxiao"),
         ("这个 bug 太离谱了", "zh", "zf_xiaoxiao"), ("GG well played", "en", "af_heart")]  # fmt: skip
-    assert all(segment_language(text) == lang for text, lang, _ in segments)
+    assert all(segment_language(str(text)) == lang for text, lang, _ in segments)
     assert events[-1]["event"] == "exit" and events[-1]["spoken"] == 3
     pcm, rate = sf.read(tmp_path / "chat.wav", dtype="int16")
     assert rate == 24000 and len(pcm) > 3 * 24000

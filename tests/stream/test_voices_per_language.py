@@ -5,6 +5,7 @@ was actually spoken with."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -28,7 +29,11 @@ def tone(voice_id: str, freq: float, language: str) -> Tone:
     return voice
 
 
-EN, ZH, ZH2 = tone("en_a", 440.0, "en-US"), tone("zh_b", 660.0, "zh-CN"), tone("zh_c", 880.0, "zh-CN")
+EN, ZH, ZH2 = (
+    tone("en_a", 440.0, "en-US"),
+    tone("zh_b", 660.0, "zh-CN"),
+    tone("zh_c", 880.0, "zh-CN"),
+)
 
 
 async def speak(service: SpeechService, texts: list[str], voices: dict[str, Tone] | None,
@@ -37,8 +42,8 @@ async def speak(service: SpeechService, texts: list[str], voices: dict[str, Tone
         for text in texts:
             yield text
 
-    request = UtteranceRequest(voice=EN, fmt=PCM16, stream_id=service.new_stream_id(),  # type: ignore[arg-type]
-                               voices=voices or {})  # type: ignore[arg-type]  # fmt: skip
+    request = UtteranceRequest(voice=EN, fmt=PCM16, stream_id=service.new_stream_id(),
+                               voices=voices or {})  # fmt: skip
     events: list[dict[str, Any]] = []
     audio = b""
     async with service.utterance(request, segments(), transport="ws", cache=True) as (out, st):
@@ -59,7 +64,7 @@ def pitch(pcm: bytes) -> float:
 
 @pytest.fixture
 def service() -> Any:
-    svc = SpeechService(Settings(), VoiceCatalog([EN, ZH, ZH2]))  # type: ignore[list-item]
+    svc = SpeechService(Settings(), VoiceCatalog([EN, ZH, ZH2]))
     yield svc
     svc.close()
 
@@ -72,7 +77,7 @@ async def test_each_segment_is_spoken_and_announced_by_its_languages_voice(
     assert [(e["voice"], e["language"]) for e in segments] == [
         ("en_a", "en"), ("zh_b", "zh"), ("en_a", "en")]  # fmt: skip
     bounds = [round(e["start_ms"] * 16) * 2 for e in segments] + [len(audio)]
-    heard = [pitch(audio[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
+    heard = [pitch(audio[a:b]) for a, b in pairwise(bounds)]
     assert heard == pytest.approx([440.0, 660.0, 440.0], abs=15)
     plain, _, _ = await speak(service, TEXTS, None)  # one voice: as before, no new fields
     assert all("voice" not in e for e in plain if e["type"] == "segment")

@@ -36,8 +36,8 @@ from jsonschema import Draft202012Validator
 from emostream.codec.encoders import RESPONSE_FORMATS
 from emostream.codec.packetizer import FRAME_MS, SAMPLE_RATES, FormatError, OutputFormat
 from emostream.text.emotion import EMOTIONS
-from emostream.transport import schema
 from emostream.text.languages import LANGUAGES
+from emostream.transport import schema
 from emostream.transport.messages import VOICE_LANGUAGES, ProtocolError, load_message
 from emostream.transport.websocket import frames
 from emostream.transport.websocket.contexts import ContextRouter

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from itertools import pairwise
 from typing import Any
 
 import httpx
@@ -189,7 +190,7 @@ async def test_a_mixed_line_is_spoken_by_both_voices(fs2_server: ServerThread) -
     assert all(segment_language(e["text"]) == e["language"] for e in segments)
     assert events[-1]["type"] == "done" and events[-1]["segments"] == 5
     starts = [round(e["start_ms"] * 24) * 2 for e in segments] + [len(audio)]
-    for a, b in zip(starts, starts[1:], strict=False):  # every segment has its own sound
+    for a, b in pairwise(starts):  # every segment has its own sound
         pcm = np.frombuffer(audio[a:b], dtype="<i2")
         assert len(pcm) > 24000 * 0.3 and np.abs(pcm).max() > 1000
     # The same text with the other Mandarin voice differs only in the Mandarin segments.
@@ -212,7 +213,7 @@ async def test_a_language_left_out_gets_the_nearest_timbre(fs2_server: ServerThr
 @pytest.mark.slow
 async def test_the_phrase_cache_keeps_voices_apart(fs2_server: ServerThread) -> None:
     text = "Hi there! 你好，朋友。"
-    first, audio = await utterance(fs2_server.ws_url, text, voices={"zh": "zf_xiaoxiao"})
+    _, audio = await utterance(fs2_server.ws_url, text, voices={"zh": "zf_xiaoxiao"})
     again, audio_again = await utterance(fs2_server.ws_url, text, voices={"zh": "zf_xiaoxiao"})
     assert again[-1].get("cached") is True and audio_again == audio
     other, _ = await utterance(fs2_server.ws_url, text, voices={"zh": "zm_yunxi"})
@@ -223,8 +224,11 @@ async def test_the_phrase_cache_keeps_voices_apart(fs2_server: ServerThread) -> 
 @pytest.mark.slow
 def test_the_speech_endpoint_takes_voices(fs2_server: ServerThread) -> None:
     body = {"input": "Hello, 你好！", "response_format": "pcm", "cache": False}
-    both = httpx.post(f"{fs2_server.url}/v1/audio/speech", timeout=60,
-                      json={**body, "voices": {"en": "af_heart", "zh": "zf_xiaoxiao"}})
+    both = httpx.post(
+        f"{fs2_server.url}/v1/audio/speech",
+        timeout=60,
+        json={**body, "voices": {"en": "af_heart", "zh": "zf_xiaoxiao"}},
+    )
     assert both.status_code == 200, both.text
     assert both.headers["X-EmoStream-Voices"] == "en=af_heart,zh=zf_xiaoxiao"
     alone = httpx.post(f"{fs2_server.url}/v1/audio/speech", timeout=60,
