@@ -266,8 +266,13 @@ class SessionProtocol:
             raise ProtocolError("bad_value", "'reference_audio' must be a base64 string")
         found = self._find(voice_id)
         asked = {lang: self._find(vid, lang) for lang, vid in asked_ids.items()}
+        controls = parse_controls(msg)
+        fmt = parse_format(msg.get("format"))
+        timestamps = bool_field(msg, "timestamps")
+        words = bool_field(msg, "word_timestamps")
+        cache = bool_field(msg, "cache", True)
         languages: dict[str, Found] = {}
-        if asked:
+        if asked:  # (after the message's own fields: a bad field is told first)
             try:
                 languages = resolve(asked, voice=found, explicit=explicit, info=_info,
                                     match=self._match)  # fmt: skip
@@ -278,7 +283,6 @@ class SessionProtocol:
         info = _info(found)
         spoken: Voice | None = None if isinstance(found, VoiceInfo) else found
         infos = {info.id: info, **{_info(v).id: _info(v) for v in languages.values()}}
-        controls = parse_controls(msg)
         try:
             for each in infos.values():
                 check_controls(each, controls)
@@ -292,10 +296,6 @@ class SessionProtocol:
                 f"({', '.join(f'{i.id} {i.sample_rate} Hz' for i in infos.values())})",
                 "voices",
             )  # fmt: skip
-        fmt = parse_format(msg.get("format"))
-        timestamps = bool_field(msg, "timestamps")
-        words = bool_field(msg, "word_timestamps")
-        cache = bool_field(msg, "cache", True)
         timed = all(each.word_timestamps for each in infos.values())
         request = StartRequest(
             info, controls, fmt, timestamps, stream_id,
