@@ -252,7 +252,7 @@ def _say(args: argparse.Namespace) -> int:
 
 def _danmaku(args: argparse.Namespace) -> int:
     """``emostream danmaku``: chat lines from stdin or a local socket → ``line`` messages."""
-    from emostream.bridge.danmaku import BridgeOptions, DanmakuBridge, EventLog
+    from emostream.bridge.danmaku import BridgeOptions, DanmakuBridge, EventLog, voices_option
     from emostream.bridge.lines import LineParser, Outbox
     from emostream.bridge.sinks import OutputFormat, codec_for, format_for_path
 
@@ -268,6 +268,8 @@ def _danmaku(args: argparse.Namespace) -> int:
     if args.no_cache:
         fields["cache"] = False
     try:
+        if args.voices:
+            fields["voices"] = voices_option(args.voices)
         parser = LineParser(ttl_ms=args.ttl_ms, max_chars=args.max_chars, template=args.template)
     except ValueError as exc:
         print(f"emostream danmaku: {exc}", file=sys.stderr)
@@ -371,6 +373,11 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--sample-rate", type=int, default=24000, choices=[16000, 24000, 48000])
     d.add_argument("--events", default=None, help="append the event log here (default stderr)")
     d.add_argument("--voice", default=None)
+    d.add_argument(
+        "--voices", default=None, metavar="LANG=VOICE,...",
+        help="a voice per language, e.g. en=af_heart,zh=zf_xiaoxiao: each line is cut where its "
+        "language changes and each part spoken by its language's voice",
+    )  # fmt: skip
     d.add_argument("--speed", type=float, default=None)
     d.add_argument("--emotion", default=None)
     d.add_argument("--intensity", type=float, default=None)

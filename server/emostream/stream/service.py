@@ -26,7 +26,7 @@ from emostream.stream.headroom import HeadroomPolicy, LoopLag, tick
 from emostream.stream.headroom import decide as decide_headroom
 from emostream.stream.metrics import Metrics
 from emostream.stream.phrases.cache import PhraseCache
-from emostream.stream.phrases.key import phrase_params
+from emostream.stream.phrases.key import phrase_params, voice_identity
 from emostream.stream.phrases.utterance import cached_utterance
 from emostream.stream.streamer import (
     Event,
@@ -39,6 +39,7 @@ from emostream.voices.base import Voice, VoiceInfo
 from emostream.voices.catalog import VoiceCatalog
 from emostream.voices.cloning.cache import LRU
 from emostream.voices.cloning.registry import ClonedVoice, StoreUnavailable, VoiceStore
+from emostream.voices.per_language import TimbreIndex
 
 # How long a refused client is told to wait when nothing better is known (the stream limit).
 BUSY_RETRY_S = 1.0
@@ -67,6 +68,11 @@ class _Built:
 def _stamp(clone: ClonedVoice) -> tuple[str, float | None]:
     refined = clone.refine.refined
     return clone.clip_sha256, None if refined is None else refined.at
+
+
+def _segment_voice(request: UtteranceRequest, segment: str) -> str:
+    """The identity of the voice that speaks ``segment`` (a phrase-cache key's link)."""
+    return voice_identity(request.voice_for(segment)[0])
 
 
 class Busy(Exception):
@@ -157,6 +163,7 @@ class SpeechService:
         self.loop_lag = LoopLag()
         self.headroom = HeadroomPolicy(bound_s=settings.frontend_loop_lag_bound_ms / 1000.0)
         self._loop_watch: asyncio.Task[None] | None = None
+        self._timbres: TimbreIndex | None = None
 
     @property
     def can_clone(self) -> bool:
@@ -209,6 +216,15 @@ class SpeechService:
         voice = family.clone(voice_id, embedding, description="inline reference clip")
         self._references.put(voice_id, voice)
         return voice
+
+    def timbre_match(self, voice: Voice, language: str) -> Voice | None:
+        """The stock voice of ``language`` nearest in timbre to ``voice`` (a voice per
+        language: a language the request leaves out), or None (``voice`` has no speaker
+        embedding, or no stock voice speaks ``language``)."""
+        if self._timbres is None:
+            stock = (self.catalog.get(info.id) for info in self.catalog.infos())
+            self._timbres = TimbreIndex(v for v in stock if v is not None)
+        return self._timbres.nearest(voice, language)
 
     def voice_info(self, voice_id: str) -> VoiceInfo | None:
         voice = self.voice(voice_id)
@@ -403,10 +419,13 @@ class SpeechService:
             word_timestamps=request.word_timestamps,
             scope="" if settings.phrase_cache_shared else scope,
         )
+        voice_of = None
+        if request.voices:  # a voice per language: each segment's voice is in the key
+            voice_of = functools.partial(_segment_voice, request)
         return cached_utterance(
             segments, live=live, cache=phrases, params=params, stats=stats,
             sample_rate=request.fmt.sample_rate, hold_s=settings.phrase_cache_hold_ms / 1000.0,
-            lead_s=lead_s, clock=time.monotonic,
+            lead_s=lead_s, clock=time.monotonic, voice_of=voice_of,
         )  # fmt: skip
 
     def close(self) -> None:

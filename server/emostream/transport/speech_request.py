@@ -15,13 +15,13 @@ Both take every field of both: the six formats (``mp3``, ``opus``, ``aac``, ``fl
 clamped there), ``instructions`` (read as an emotion ``prompt``: it sets ``emotion`` and
 ``intensity`` when the body does not), ``stream_format`` (``audio`` or ``sse``), and
 EmoStream's controls (``emotion``, ``intensity``, ``pitch_shift``, ``energy``, ``prompt``,
-``sample_rate``, ``cache``).
+``sample_rate``, ``cache``) and ``voices`` (a voice per language, as on the WebSocket).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from emostream.codec.encoders import RESPONSE_FORMATS, ResponseFormat, missing_extra
@@ -34,6 +34,7 @@ from emostream.transport.messages import (
     number_field,
     parse_controls,
     sample_rate_field,
+    voices_field,
 )
 from emostream.voices.base import Controls
 
@@ -85,6 +86,8 @@ class SpeechBody:
     instructions: EmotionGuess | None  # what instructions asked for, when given
     speed_asked: float  # before clamping to VOICE_SPEED
     emotion_from: str | None  # the field that set the emotion: emotion, prompt or instructions
+    voices: dict[str, str] = field(default_factory=dict)  # a voice id per language (mapped)
+    voice_named: bool = True  # the body named its voice (else the server's default)
 
 
 def read_speech(
@@ -136,6 +139,7 @@ def _read(
         raise RequestError(413, "text_too_long", f"'input' is over {max_chars} characters",
                            "input")  # fmt: skip
     asked = _voice(body, default_voice)
+    voices = {lang: aliases.get(v, v) for lang, v in voices_field(body).items()}
     fmt = _format(body, openai)
     rate = sample_rate_field(body, fmt.default_rate)
     sse = _stream_format(body)
@@ -158,6 +162,8 @@ def _read(
             (k for k in ("emotion", "prompt") if body.get(k) is not None),
             "instructions" if guess is not None else None,
         ),
+        voices=voices,
+        voice_named=body.get("voice") is not None,
     )
 
 

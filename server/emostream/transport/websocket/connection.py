@@ -96,14 +96,8 @@ def _store_down_refused() -> Iterator[None]:
 
 
 class StreamConnection:
-    def __init__(
-        self,
-        ws: WebSocket,
-        service: SpeechService,
-        *,
-        limits: KeyLimits | None = None,
-        drain: Drain | None = None,
-    ) -> None:
+    def __init__(self, ws: WebSocket, service: SpeechService, *, limits: KeyLimits | None = None,
+                 drain: Drain | None = None) -> None:  # fmt: skip
         self.ws = ws
         self.service = service
         self.principal = principal_of(ws)
@@ -140,6 +134,7 @@ class StreamConnection:
             line_ttl_ms=settings.line_ttl_ms,
             new_stream_id=self.service.new_stream_id,
             unavailable=self._unavailable,
+            match_voice=self.service.timbre_match,
             opus_delay_ms=self.service.opus_delay_ms,
         )
 
@@ -309,7 +304,8 @@ class StreamConnection:
         before anything is awaited (nothing a client sends meanwhile can reach them)."""
         req = action.request
         voice = req.spoken  # what the protocol's lookup found: not looked up again
-        if voice is None:  # (a lookup that gave only the voice's info: nothing speaks it)
+        voices = req.voices_spoken()
+        if voice is None or voices is None:  # (a lookup gave only an info: nothing speaks it)
             gone = SendError("unknown_voice", f"voice {req.voice.id!r} is gone")
             await self._refuse(gone, req, context, line_id)
             return
@@ -334,7 +330,7 @@ class StreamConnection:
             return
         request = UtteranceRequest(voice=voice, controls=req.controls, fmt=req.fmt,
                                    timestamps=req.timestamps, stream_id=req.stream_id,
-                                   word_timestamps=req.word_timestamps)  # fmt: skip
+                                   word_timestamps=req.word_timestamps, voices=voices)  # fmt: skip
         utt.task = asyncio.create_task(self._speak(utt, request))
 
     async def _refuse(
