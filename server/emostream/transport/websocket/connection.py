@@ -49,7 +49,9 @@ from emostream.transport.messages import ProtocolError
 from emostream.transport.voice_access import (
     STORE_UNAVAILABLE,
     clone_unavailable,
+    resolve_voice,
     store_unavailable_message,
+    unknown_voice,
 )
 from emostream.transport.websocket.contexts import ContextRouter, Routed, tagged
 from emostream.transport.websocket.intake import TextIntake
@@ -139,6 +141,7 @@ class StreamConnection:
             line_ttl_ms=settings.line_ttl_ms,
             new_stream_id=self.service.new_stream_id,
             unavailable=self._unavailable,
+            unknown=self._unknown,
             opus_delay_ms=self.service.opus_delay_ms,
         )
 
@@ -148,15 +151,28 @@ class StreamConnection:
         """The voice to speak (a clone is read from the registry unless built already): the
         one lookup of an utterance's voice, carried on its request to :meth:`_begin`."""
         with _store_down_refused():
-            if voice_id in self.intake.refs or self._visible(voice_id):
+            if voice_id in self.intake.refs:
+                return self.service.voice(voice_id)
+            voice_id = self._resolve(voice_id)
+            if self._visible(voice_id):
                 return self.service.voice(voice_id)
         return None
 
     def _unavailable(self, voice_id: str) -> str | None:
         with _store_down_refused():
+            voice_id = self._resolve(voice_id)
             if self._visible(voice_id):
                 return clone_unavailable(self.ws.app, voice_id)
         return None
+
+    def _resolve(self, voice_id: str) -> str:
+        """A clone's given name as its id (this caller's clones)."""
+        return resolve_voice(self.service.catalog, self.service.registry, self.principal,
+                             voice_id)  # fmt: skip
+
+    def _unknown(self, voice_id: str) -> str:
+        return unknown_voice(self.service.catalog, self.service.registry, self.principal,
+                             voice_id)  # fmt: skip
 
     def _visible(self, voice_id: str) -> bool:
         return voice_visible(self.service.registry, self.principal, voice_id)

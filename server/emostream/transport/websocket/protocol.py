@@ -142,6 +142,10 @@ class SessionProtocol:
     new_stream_id: Callable[[], str] = field(default=lambda: "")
     # Why a known voice cannot speak here (e.g. a clone with no model for it), else None.
     unavailable: Callable[[str], str | None] = field(default=lambda _id: None)
+    # The answer to a voice not found (short, with the closest names: voice_access).
+    unknown: Callable[[str], str] = field(
+        default=lambda v: f"unknown voice {v[:100]!r}; see GET /v1/voices"
+    )
     # The Opus encoder's look-ahead (ms) that a v1.1 ``started`` reports as ``codec_delay_ms``.
     opus_delay_ms: float = 6.5
     state: State = "idle"
@@ -230,9 +234,7 @@ class SessionProtocol:
             reason = self.unavailable(voice_id)
             if reason:
                 raise ProtocolError("voice_unavailable", reason)
-            raise ProtocolError(
-                "unknown_voice", f"unknown voice {voice_id[:100]!r}; see GET /v1/voices"
-            )
+            raise ProtocolError("unknown_voice", self.unknown(voice_id))
         info = found if isinstance(found, VoiceInfo) else found.info
         spoken: Voice | None = None if isinstance(found, VoiceInfo) else found
         controls = parse_controls(msg)
