@@ -21,17 +21,18 @@ from typing import Any
 from emostream.codec.encoders import RESPONSE_FORMATS
 from emostream.codec.packetizer import SAMPLE_RATES
 from emostream.voices.base import VoiceInfo
-from emostream.voices.stock_voices import GENDERS, is_corpus_speaker, stock_voice
+from emostream.voices.stock_voices import (
+    CORPUS_DESCRIPTION,
+    GENDERS,
+    is_corpus_speaker,
+    stock_voice,
+)
 
 SERVED_RATE = RESPONSE_FORMATS["wav"].default_rate  # PCM/WAV/MP3/FLAC unless asked
 OFFERED_RATES = sorted(SAMPLE_RATES, reverse=True)
 GENDER_CHOICES = tuple(GENDERS.values())
 TYPES = ("stock", "cloned")
 CORPUS_TAG = "corpus"
-CORPUS_DESCRIPTION = (
-    "Corpus speaker of the EmoStream model (a mix of Kokoro voices made for training); "
-    "not described"
-)
 TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
 
 

@@ -8,16 +8,18 @@ caller's clones (:mod:`emostream.transport.voice_access`).
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Callable, Iterable
 
 from emostream.voices.cloning.voice_record import ClonedVoice, is_cloned_id
 
 # An unknown voice's message stays short whatever was asked (the error body, JSON and all, is
 # at most 300 bytes: tests/voices/test_names.py): the name asked is cut, and names suggested
-# only while they fit.
+# only while they fit; sizes are counted as a JSON body holds them (escapes included).
 MAX_MESSAGE_BYTES = 200
-ASKED_CHARS = 40
-SUGGESTED_CHARS = 32
+ASKED_BYTES = 60  # of the name asked, quoted
+SUGGESTED_BYTES = 40  # of each name suggested
+SUGGESTED_CHARS = 32  # of a name quoted in other messages
 
 
 def name_key(name: str) -> str:
@@ -54,24 +56,38 @@ def closest(asked: str, candidates: Iterable[str], *, n: int = 3) -> list[str]:
     return [by_key[k] for k in found]
 
 
+def size(text: str) -> int:
+    """Bytes ``text`` takes in a JSON body (UTF-8, escapes included)."""
+    return len(json.dumps(text, ensure_ascii=False).encode()) - 2
+
+
+def clip(text: str, max_bytes: int) -> str:
+    """``text`` cut (with ``…``) to at most ``max_bytes`` of :func:`size`."""
+    if size(text) <= max_bytes:
+        return text
+    out = text
+    while out and size(out) + 3 > max_bytes:
+        out = out[: len(out) - max(1, (size(out) + 3 - max_bytes) // 8)]
+    return out + "…"
+
+
 def unknown_voice_message(asked: str, suggestions: Iterable[str], others: Iterable[str] = ()
                           ) -> str:  # fmt: skip
     """``unknown voice 'x'; did you mean a, b? GET /v1/voices lists them`` (with no
     ``suggestions``: ``voices here include`` ``others``), at most :data:`MAX_MESSAGE_BYTES`
-    bytes of UTF-8."""
-    shown = asked if len(asked) <= ASKED_CHARS else asked[:ASKED_CHARS] + "…"
-    head = f"unknown voice {shown!r}"
-    tail = "; GET /v1/voices lists them"
-    for lead, names, end in (("did you mean ", suggestions, "?"), ("voices here include ", others, "")):
+    in a JSON body (:func:`size`)."""
+    head = f"unknown voice {clip(repr(asked[:ASKED_BYTES]), ASKED_BYTES)}; "
+    tail = "GET /v1/voices lists them"
+    for lead, names, end in (("did you mean ", suggestions, "? "),
+                             ("voices here include ", others, "; ")):  # fmt: skip
         picked: list[str] = []
         for name in names:
-            name = name if len(name) <= SUGGESTED_CHARS else name[:SUGGESTED_CHARS] + "…"
-            trial = f"{head}; {lead}{', '.join([*picked, name])}{end}{tail}"
-            if len(trial.encode()) > MAX_MESSAGE_BYTES:
+            shown = [*picked, clip(name, SUGGESTED_BYTES)]
+            if size(f"{head}{lead}{', '.join(shown)}{end}{tail}") > MAX_MESSAGE_BYTES:
                 break
-            picked.append(name)
+            picked = shown
         if picked:
-            return f"{head}; {lead}{', '.join(picked)}{end}{tail}"
+            return f"{head}{lead}{', '.join(picked)}{end}{tail}"
     return head + tail
 
 

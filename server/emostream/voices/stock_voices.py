@@ -23,6 +23,7 @@ Pure data and a few functions: imported by the command line, so nothing heavy he
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # The default voice of each language: measured best as served on CPU (docs/voices.md,
@@ -179,21 +180,30 @@ def stock_voice(voice_id: str) -> StockVoice | None:
     return _BY_ID.get(voice_id)
 
 
+CORPUS_DESCRIPTION = (
+    "Corpus speaker of the EmoStream model (a mix of Kokoro voices made for training); "
+    "not described"
+)
+
+
+def describe(voice_id: str) -> str:
+    """A stock voice's description: a named voice's, or the corpus speakers' one line."""
+    named = stock_voice(voice_id)
+    return named.description if named is not None else CORPUS_DESCRIPTION
+
+
 def is_corpus_speaker(voice_id: str) -> bool:
     """A corpus speaker of the EmoStream model (listed only with ``all``)."""
     return voice_id.startswith(CORPUS_PREFIXES)
 
 
 def language_of(text: str) -> str:
-    """``zh`` when Han characters make up at least a third of ``text``'s letters, else ``en``:
-    which language's default voice should read it."""
-    han = latin = 0
-    for ch in text:
-        if "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff":
-            han += 1
-        elif ch.isalpha():
-            latin += 1
-    return "zh" if han and han * 3 >= han + latin else "en"
+    """Which language's default voice should read ``text``: ``zh`` when it has at least as many
+    Han characters as Latin-script words (a character is about a word spoken), else ``en``."""
+    han = sum(1 for ch in text if "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff")
+    words = len(_LATIN_WORD.findall(text))
+    return "zh" if han and han >= words else "en"
 
 
+_LATIN_WORD = re.compile(r"[A-Za-z\u00c0-\u024f]+")
 _BY_ID = {v.id: v for v in STOCK_VOICES}
