@@ -32,6 +32,10 @@ from dataclasses import dataclass
 # the English one when it is loaded, else the first voice of FALLBACK_DEFAULTS.
 LANGUAGE_DEFAULTS: dict[str, str] = {"en": "af_heart", "zh": "zf_xiaoxiao"}
 FALLBACK_DEFAULTS: tuple[str, ...] = ("joe",)
+# What a client names when its user named no voice, by the text's language (language_of): for
+# English nothing (the server's default: af_heart unless its operator chose another), for
+# another language that language's default (the server's own default reads English).
+CLIENT_VOICES: dict[str, str] = {k: v for k, v in LANGUAGE_DEFAULTS.items() if k != "en"}
 # The model's corpus speakers (not in the default listing).
 CORPUS_PREFIXES: tuple[str, ...] = ("en_blend", "en_cross", "zh_blend", "zh_cross")
 ACCENTS = {"a": ("en-US", "American"), "b": ("en-GB", "British"), "z": ("zh-CN", "Mandarin")}
@@ -174,6 +178,12 @@ STOCK_VOICES: tuple[StockVoice, ...] = (
         tags=("piper",),
     ),
 )
+
+
+def client_voice(text: str) -> str | None:
+    """The voice a client should name for ``text`` when its user named none (None: the
+    server's default): :data:`CLIENT_VOICES` by :func:`language_of`."""
+    return CLIENT_VOICES.get(language_of(text))
 
 
 def stock_voice(voice_id: str) -> StockVoice | None:
