@@ -30,7 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "server"))
 
-from emostream.benchmarks.first_audio import host_info  # noqa: E402
+from emostream.benchmarks.first_audio import host_info
 
 TEXTS = {"en": "Hello there, this is EmoStream.", "zh": "你好，欢迎来到直播间。"}
 ENV = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
@@ -110,8 +110,15 @@ def main() -> None:
                 reports.append(report)
             firsts = [float(m.group(1)) for r in reports
                       if (m := re.search(r"first audio (\d+) ms", r))]  # fmt: skip
+            alls = [float(m.group(1)) for r in reports
+                    if (m := re.search(r"all of it in (\d+) ms", r))]  # fmt: skip
             runs[lang] = {"text": text, **summary(walls), "walls_s": [round(w, 3) for w in walls],
                           "first_audio_ms_p50": statistics.median(firsts),
+                          # connect, start to done: the server's part (and the socket's)
+                          "connect_to_done_ms_p50": statistics.median(alls),
+                          # the rest: Python start-up, imports, file, close, exit
+                          "outside_ms_p50": round(statistics.median(
+                              w * 1000 - a for w, a in zip(walls, alls, strict=True)), 1),
                           "report": reports[0]}  # fmt: skip
         local = [timed([sys.executable, "-m", "emostream", "say", "--local", TEXTS["en"], "-o",
                         str(work / "local.wav")])[0] for _ in range(args.local)]  # fmt: skip
@@ -122,13 +129,13 @@ def main() -> None:
             proc.wait()
     result = {
         "what": "emostream say --url ... TEXT -o x.wav, end to end (process start to exit) "
-                "against a warm server on the same host",
+        "against a warm server on the same host",
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": f"python bench/cli_say.py --n {args.n} --local {args.local}",
         "host": host_info(),
         "load_average_before_after": [round(x, 2) for x in (*load_before, *load_after)],
         "note": "2-core machine shared with other jobs (load average above); the server, "
-                "started by the script, runs every voice on CPU on the same cores",
+        "started by the script, runs every voice on CPU on the same cores",
         "target_s": 1.0,
         "python_bare_start": summary(bare),
         "say_url": runs,
@@ -137,7 +144,20 @@ def main() -> None:
     Path(args.output).write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n")
     print(json.dumps({k: result[k] for k in ("python_bare_start", "say_local_s")}))
     for lang, r in runs.items():
-        print(lang, {k: r[k] for k in ("p50_s", "p95_s", "max_s", "first_audio_ms_p50")})
+        print(
+            lang,
+            {
+                k: r[k]
+                for k in (
+                    "p50_s",
+                    "p95_s",
+                    "max_s",
+                    "first_audio_ms_p50",
+                    "connect_to_done_ms_p50",
+                    "outside_ms_p50",
+                )
+            },
+        )
     print("wrote", args.output)
 
 

@@ -32,11 +32,11 @@ import numpy.typing as npt
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "server"))
 
-from emostream.benchmarks.first_audio import host_info  # noqa: E402
-from emostream.config import Settings  # noqa: E402
-from emostream.stream.oneshot import synthesize  # noqa: E402
-from emostream.voices.catalog import load_catalog  # noqa: E402
-from emostream.voices.stock_voices import is_corpus_speaker  # noqa: E402
+from emostream.benchmarks.first_audio import host_info
+from emostream.config import Settings
+from emostream.stream.oneshot import synthesize
+from emostream.voices.catalog import load_catalog
+from emostream.voices.stock_voices import is_corpus_speaker
 
 RATE = 24000
 TEXTS = {

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import soundfile as sf
 
-from emostream.cli import main
+from emostream.cli import main, parser
+from emostream.cli.say import start_message
 from tests.conftest import ServerThread, free_port
 
 
@@ -65,3 +66,19 @@ def test_the_clients_import_no_model_code() -> None:
     done = subprocess.run([sys.executable, "-c", "import json; " + code], capture_output=True,
                           text=True, timeout=60, check=True)  # fmt: skip
     assert json.loads(done.stdout) == []
+
+
+def test_the_start_say_sends() -> None:
+    def start(*argv: str) -> dict[str, object]:
+        args = parser().parse_args(["say", *argv])
+        return start_message(args, args.text)
+
+    assert start("Hello", "-o", "x.wav") == {
+        "type": "start",
+        "format": {"codec": "pcm_s16le", "sample_rate": 24000},
+        "cache": False,
+    }
+    zh = start("你好，欢迎", "-o", "x.wav", "--speed", "1.2", "--emotion", "happy")
+    assert zh["voice"] == "zf_xiaoxiao" and zh["speed"] == 1.2 and zh["emotion"] == "happy"
+    assert start("你好", "--voice", "My Voice", "-o", "x")["voice"] == "My Voice"
+    assert "cache" not in start("Hi", "--play") and "cache" not in start("Hi", "--cache", "-o", "x")

@@ -102,7 +102,10 @@ def test_every_listed_voice_has_a_sample_that_plays(
 
 def test_speech_without_a_voice_speaks_the_texts_language(server: ServerThread) -> None:
     with httpx.Client(base_url=server.url, timeout=120) as client:
-        for text, voice in (("Hello there!", "af_heart"), ("你好，欢迎来到直播间。", "zf_xiaoxiao")):
+        for text, voice in (
+            ("Hello there!", "af_heart"),
+            ("你好，欢迎来到直播间。", "zf_xiaoxiao"),
+        ):
             r = client.post("/v1/audio/speech", json={"input": text, "response_format": "wav"})
             assert r.status_code == 200 and r.headers["x-emostream-voice"] == voice
             _, rate = sf.read(io.BytesIO(r.content))
@@ -143,14 +146,27 @@ async def test_a_clone_is_used_by_its_name(server: ServerThread, joe: PiperVoice
         mine = (await client.get("/v1/voices?type=cloned")).json()["voices"]
         assert [(v["id"], v["name"], v["speakable"]) for v in mine] == [
             (clone_id, "Stream Voice", True)]  # fmt: skip
-        speech = await client.post("/v1/audio/speech", json={
-            "input": "Hello from my own voice.", "voice": "Stream Voice", "response_format": "wav"})
+        speech = await client.post(
+            "/v1/audio/speech",
+            json={
+                "input": "Hello from my own voice.",
+                "voice": "Stream Voice",
+                "response_format": "wav",
+            },
+        )
         assert speech.status_code == 200 and speech.headers["x-emostream-voice"] == clone_id
         sample = await client.get("/v1/voices/stream voice/sample")
         assert sample.status_code == 200 and sample.headers["x-emostream-voice"] == clone_id
     async with websockets.connect(server.ws_url, compression=None) as ws:
-        await ws.send(json.dumps({"type": "start", "voice": "Stream Voice",
-                                  "format": {"codec": "pcm_s16le", "sample_rate": 24000}}))
+        await ws.send(
+            json.dumps(
+                {
+                    "type": "start",
+                    "voice": "Stream Voice",
+                    "format": {"codec": "pcm_s16le", "sample_rate": 24000},
+                }
+            )
+        )
         await ws.send(json.dumps({"type": "text", "text": "Hello from my own voice."}))
         await ws.send(json.dumps({"type": "end"}))
         events, audio = await collect(ws, until=("done", "error"), timeout=120)

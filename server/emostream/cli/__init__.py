@@ -12,6 +12,10 @@ import importlib
 import os
 import sys
 
+from emostream.cli.serve import EXIT_UNAVAILABLE
+
+__all__ = ["BENCHES", "EXIT_UNAVAILABLE", "main", "parser", "worker_app"]
+
 BENCHES = {
     "first-audio": "emostream.benchmarks.first_audio",
     "vocoder": "emostream.benchmarks.vocoder",
@@ -19,9 +23,6 @@ BENCHES = {
 BENCH_USAGE = f"emostream bench {{{','.join(BENCHES)}}} [options]"
 # Quality judges (Whisper, DNSMOS, d-vector) left the package for the repo's lab/ folder.
 MOVED_TO_LAB = {"quality": "lab.quality", "acoustic": "lab.acoustic_quality"}
-# ``serve``'s exit status when a store it needs (the voice registry's Redis) cannot be reached
-# (2: the settings refuse; 1: anything else)
-EXIT_UNAVAILABLE = 3
 # The server the clients talk to unless told (``--url``, or $EMOSTREAM_URL)
 DEFAULT_URL = "ws://127.0.0.1:8000/v1/stream"
 RATES = [16000, 24000, 48000]
@@ -95,13 +96,20 @@ def _say_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                    help="play it on the speakers as it arrives (aplay, paplay, pw-play or "
                    "ffplay, the first found)")  # fmt: skip
     _server_options(y)
+    y.add_argument("--cache", action="store_true",
+                   help="let the server replay this text from its phrase cache (replays come "
+                   "at the pace of a listener; default: only with --play)")  # fmt: skip
     y.add_argument("--local", action="store_true",
                    help="synthesise in this process instead (loads every model: seconds; "
                    "no server needed)")  # fmt: skip
-    y.add_argument("--voice", default=None,
-                   help="a voice id or a clone's name (emostream voices lists them)")
-    y.add_argument("--emotion", default=None,
-                   help="neutral, happy, sad, angry, surprised, disgusted or fearful")
+    y.add_argument(
+        "--voice", default=None, help="a voice id or a clone's name (emostream voices lists them)"
+    )
+    y.add_argument(
+        "--emotion",
+        default=None,
+        help="neutral, happy, sad, angry, surprised, disgusted or fearful",
+    )
     y.add_argument("--intensity", type=float, default=None, help="of the emotion, 0-1")
     y.add_argument("--speed", type=float, default=None, help="0.5-2 (1: as the voice speaks)")
     y.add_argument("--pitch-shift", type=float, default=None, help="semitones, -12 to 12")
@@ -122,8 +130,11 @@ def _catalog_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     v.add_argument("--tag", action="append", default=None,
                    help="only voices with this tag (warm, bright, british, default, cloned, "
                    "...); repeat for several")  # fmt: skip
-    v.add_argument("--all", action="store_true",
-                   help="also the model's 600 corpus speakers (en_blend00, zh_cross042, ...)")
+    v.add_argument(
+        "--all",
+        action="store_true",
+        help="also the model's 600 corpus speakers (en_blend00, zh_cross042, ...)",
+    )
     v.add_argument("--json", action="store_true", help="print the server's JSON as it is")
     c = sub.add_parser(
         "clone", help="clone a voice from a recording on a running server",
@@ -131,8 +142,9 @@ def _catalog_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "to POST /v1/voices. The voice is usable at once, by its id or by NAME.",
     )  # fmt: skip
     c.add_argument("file", help="the recording")
-    c.add_argument("--name", required=True,
-                   help="what to call it (unique among your voices; usable as its id)")
+    c.add_argument(
+        "--name", required=True, help="what to call it (unique among your voices; usable as its id)"
+    )
     _server_options(c, http=True)
 
 
@@ -169,8 +181,11 @@ def _danmaku_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     d.add_argument("--sample-rate", type=int, default=24000, choices=RATES,
                    help="of the audio written (default 24000)")  # fmt: skip
     d.add_argument("--events", default=None, help="append the event log here (default stderr)")
-    d.add_argument("--voice", default=None,
-                   help="every line's voice (default: by each line's language, as 'say')")
+    d.add_argument(
+        "--voice",
+        default=None,
+        help="every line's voice (default: by each line's language, as 'say')",
+    )
     d.add_argument("--speed", type=float, default=None, help="0.5-2")
     d.add_argument("--emotion", default=None, help="neutral, happy, sad, ...")
     d.add_argument("--intensity", type=float, default=None, help="of the emotion, 0-1")

@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # urllib.request is imported when a request is made (say need
     import urllib.request
 
 STREAM_PATH = "/v1/stream"
+CONTROLS = ("emotion", "intensity", "speed", "pitch_shift", "energy")  # say's, as start fields
 TIMEOUT_S = 120.0
 
 

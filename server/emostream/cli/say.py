@@ -4,7 +4,9 @@ written as it arrives; ``--local`` synthesises in this process instead (every mo
 Output: ``-o FILE`` (WAV, or raw s16le for ``.pcm``/``.raw``), stdout when it is piped (or
 ``-o -``), the speakers with ``--play``; with none of them (stdout a terminal) ``say`` refuses,
 rather than write a file nobody asked for. With no ``--voice`` the text's language picks one
-(:func:`emostream.voices.stock_voices.client_voice`).
+(:func:`emostream.voices.stock_voices.client_voice`). Without ``--play`` (or ``--cache``) the
+start asks for live synthesis (``"cache": false``): the server's phrase cache replays a reply at
+the pace of a listener, and a file need not wait for that.
 
 Exit status: 0 spoken; 1 the server could not be reached; 2 refused (bad option, unknown
 voice, busy: the server's error code and message are printed).
@@ -21,14 +23,13 @@ from contextlib import contextmanager
 from typing import Any
 
 from emostream.cli.audio_out import AudioOut, open_output
-from emostream.cli.client import api_key, ws_url
+from emostream.cli.client import CONTROLS, api_key, ws_url
 from emostream.voices.stock_voices import client_voice
 
 NO_OUTPUT = (
     "emostream say: where should the audio go? -o FILE (WAV; .pcm/.raw for raw PCM), "
     "-o - or a pipe for stdout, or --play for the speakers"
 )
-CONTROLS = ("emotion", "intensity", "speed", "pitch_shift", "energy")
 
 
 @contextmanager
@@ -55,19 +56,30 @@ def run(args: argparse.Namespace) -> int:
         from emostream.cli.say_local import run_local
 
         return run_local(args, text)
-    start: dict[str, Any] = {
-        "type": "start",
-        "format": {"codec": "pcm_s16le", "sample_rate": args.sample_rate},
-    }
-    voice = args.voice or client_voice(text)
-    if voice:
-        start["voice"] = voice
-    start.update({k: getattr(args, k) for k in CONTROLS if getattr(args, k) is not None})
+    start = start_message(args, text)
 
     def opener() -> AudioOut:  # once the server has taken the start: nothing written before
         return open_output(args.output, fmt=args.format, rate=args.sample_rate, play=args.play)
 
     return _speak(ws_url(args.url), api_key(args.api_key), start, text, opener)
+
+
+def start_message(args: argparse.Namespace, text: str) -> dict[str, Any]:
+    """The ``start`` ``say`` sends: PCM at the rate asked, the voice (or its text's language's),
+    the controls given, and live synthesis unless the audio is played or ``--cache``."""
+    start: dict[str, Any] = {
+        "type": "start",
+        "format": {"codec": "pcm_s16le", "sample_rate": args.sample_rate},
+    }
+    if not (args.cache or args.play):
+        # A replay from the phrase cache is paced to real time (for a listener); a file is
+        # written as fast as the voice is made.
+        start["cache"] = False
+    voice = args.voice or client_voice(text)
+    if voice:
+        start["voice"] = voice
+    start.update({k: getattr(args, k) for k in CONTROLS if getattr(args, k) is not None})
+    return start
 
 
 def _speak(url: str, key: str | None, start: dict[str, Any], text: str,
@@ -121,5 +133,7 @@ def _speak(url: str, key: str | None, start: dict[str, Any], text: str,
                 break
     seconds = audio_bytes / 2 / start["format"]["sample_rate"]
     first = f", first audio {first_ms:.0f} ms" if first_ms is not None else ""
-    print(f"{seconds:.2f} s of audio with {spoken}{first}", file=sys.stderr)
+    done_ms = (time.monotonic() - began) * 1000
+    print(f"{seconds:.2f} s of audio with {spoken}{first}, all of it in {done_ms:.0f} ms",
+          file=sys.stderr)  # fmt: skip
     return 0

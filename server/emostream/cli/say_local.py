@@ -8,7 +8,7 @@ import asyncio
 import sys
 
 from emostream.cli.audio_out import open_output
-from emostream.cli.say import CONTROLS
+from emostream.cli.client import CONTROLS
 from emostream.voices.stock_voices import client_voice
 
 

@@ -19,13 +19,13 @@ from collections.abc import AsyncIterator
 from starlette.requests import Request
 from starlette.responses import Response
 
+from emostream.codec.containers import wav_header
 from emostream.codec.encoders import (
     RESPONSE_FORMATS,
     ResponseFormat,
     make_encoder,
     missing_extra,
 )
-from emostream.codec.containers import wav_header
 from emostream.codec.packetizer import OutputFormat
 from emostream.stream.service import Busy, SpeechService
 from emostream.stream.streamer import Packet, UtteranceRequest

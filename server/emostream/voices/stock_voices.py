@@ -135,6 +135,7 @@ def _kokoro(voice_id: str, f0: float, spread: float, centroid: float, pace: floa
 
 # Measured 2026-12-07 (bench/results/2026-12-07-cpu2-voice-traits.json): F0 Hz, F0 spread
 # semitones, spectral centroid Hz, pace. Quality figures: docs/voices.md, "Default voice".
+# fmt: off
 STOCK_VOICES: tuple[StockVoice, ...] = (
     _kokoro("af_heart", 187.8, 5.30, 1501, 0.899,
             "The English default: the clearest English voice measured (2.6 % WER)."),
@@ -178,6 +179,7 @@ STOCK_VOICES: tuple[StockVoice, ...] = (
         tags=("piper",),
     ),
 )
+# fmt: on
 
 
 def client_voice(text: str) -> str | None:
