@@ -12,7 +12,7 @@ import importlib
 import os
 import sys
 
-from emostream.cli.serve import EXIT_UNAVAILABLE
+from emostream.cli.exits import EXIT_UNAVAILABLE
 
 __all__ = ["BENCHES", "EXIT_UNAVAILABLE", "main", "parser", "worker_app"]
 

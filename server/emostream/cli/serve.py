@@ -12,12 +12,11 @@ import tempfile
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from emostream.cli.exits import EXIT_UNAVAILABLE
+
 if TYPE_CHECKING:
     from emostream.config import Settings
 
-# ``serve``'s exit status when a store it needs (the voice registry's Redis) cannot be reached
-# (2: the settings refuse; 1: anything else)
-EXIT_UNAVAILABLE = 3
 
 
 def run(args: argparse.Namespace) -> int:
