@@ -130,7 +130,7 @@ export const PROTOCOL_SCHEMA = {
    "type": "object",
    "properties": {
     "voice": {
-     "description": "a voice id (GET /v1/voices); the server's default when left out",
+     "description": "a voice id (GET /v1/voices) or the name given to one of the caller's cloned voices; the server's default when left out",
      "anyOf": [
       {
        "$ref": "#/$defs/non_blank_string"
@@ -602,7 +602,7 @@ export const PROTOCOL_SCHEMA = {
      "x-error": "model_not_found"
     },
     "voice": {
-     "description": "a voice id (GET /v1/voices), one of OpenAI's voice names (alloy, nova, ...: Settings.openai_voices) or OpenAI's {\"id\": ...}; the server's default when left out",
+     "description": "a voice id (GET /v1/voices), the name given to one of the caller's cloned voices, one of OpenAI's voice names (alloy, nova, ...: Settings.openai_voices) or OpenAI's {\"id\": ...}; when left out, the default voice of the input's language (GET /v1/voices: defaults)",
      "anyOf": [
       {
        "$ref": "#/$defs/non_blank_string"

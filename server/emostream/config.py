@@ -77,8 +77,10 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     device: str = "cpu"  # "cpu" (ONNX Runtime) or "cuda" (PyTorch engine)
-    # "auto": af_heart when the EmoStream voices are loaded, else joe (README "Default
-    # voice" says why); a named voice must be loaded (start-up fails otherwise).
+    # "auto": af_heart when the EmoStream voices are loaded, else joe (docs/voices.md "Default
+    # voice" says why); a named voice must be loaded (start-up fails otherwise). Either is the
+    # default of its language: a request with no voice whose text comes whole in another
+    # language (POST /v1/audio/speech) is read by that language's default (zf_xiaoxiao).
     default_voice: str = "auto"
     # OpenAI voice names (alloy, nova, ...) -> voice ids, "name=voice_id" comma-separated, read
     # over the built-in table (docs/openai.md): "nova=joe" moves nova alone. A name whose voice

@@ -111,7 +111,7 @@ def test_precedence_voices_then_voice_then_a_voice_that_speaks_it() -> None:
         ({"en-US": "af_heart"}, "bad_value", "the languages are en, zh"),
         ({"zh": ""}, "bad_value", "'voices.zh' must be a non-empty voice id"),
         ({"zh": 5}, "bad_value", "'voices.zh'"),
-        ({"zh": "nobody"}, "unknown_voice", "'nobody' (voices.zh)"),
+        ({"zh": "nobody"}, "unknown_voice", "voices.zh: unknown voice 'nobody'"),
         ({"zh": "af_heart"}, "unsupported_language", "'af_heart' does not speak 'zh'"),
         ({"en": "zf_xiaoxiao"}, "unsupported_language", "does not speak 'en'"),
         ({"en": "af_heart", "zh": "zh_slow"}, "bad_value", "share a sample rate"),

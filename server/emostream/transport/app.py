@@ -40,6 +40,7 @@ from emostream.transport.openai_api import (
     model_routes,
     resolve_aliases,
 )
+from emostream.transport.voice_samples import SampleCache, sample
 from emostream.transport.voices_api import voice_routes
 from emostream.transport.websocket.connection import stream_endpoint
 from emostream.voices.catalog import VoiceCatalog, load_catalog
@@ -199,6 +200,7 @@ def create_app(
         WebSocketRoute("/v1/stream", stream_endpoint),
         Route("/v1/audio/speech", http.speech, methods=["POST"]),
         Route("/v1/voices", http.voices, methods=["GET"]),
+        Route("/v1/voices/{voice_id}/sample", sample, methods=["GET"]),
         *model_routes(),
         *voice_routes(
             registry,
@@ -208,6 +210,9 @@ def create_app(
             limits=limits,
             metrics=metrics,
             refinements=lambda: refiners[0] if refiners else None,
+            is_stock=lambda vid: bool(holder) and vid in holder[0].catalog,
+            stock_view=http.stock_voice_view,
+            unknown=http.unknown_voice_message,
         ),
         *compat_routes(),  # ElevenLabs' and Cartesia's APIs (docs/compat.md)
         Route("/v1/tokens", mint_token, methods=["POST"]),
@@ -234,4 +239,5 @@ def create_app(
     app.state.auth = auth
     app.state.limits = limits
     app.state.drain = drain
+    app.state.samples = SampleCache()
     return app

@@ -37,6 +37,7 @@ from emostream.transport.messages import (
     voices_field,
 )
 from emostream.voices.base import Controls
+from emostream.voices.stock_voices import language_of
 
 # From the schema (speech_request): OpenAI's speech models (openai's SpeechModel) and this
 # server's own name, all speaking the same voices; the speeds taken (OpenAI's range) and the
@@ -91,9 +92,12 @@ class SpeechBody:
 
 
 def read_speech(
-    raw: bytes, *, default_voice: str, aliases: Mapping[str, str], max_chars: int
-) -> SpeechBody:
-    """Read one body. ``aliases``: OpenAI voice names -> voice ids. Raises
+    raw: bytes, *, default_voice: str, aliases: Mapping[str, str], max_chars: int,
+    language_defaults: Mapping[str, str] | None = None,
+) -> SpeechBody:  # fmt: skip
+    """Read one body. ``aliases``: OpenAI voice names -> voice ids. A body with no ``voice``
+    speaks with ``language_defaults``' voice for its input's language (``en``, ``zh``:
+    :func:`~emostream.voices.stock_voices.language_of`), else ``default_voice``. Raises
     :class:`RequestError` (in the body's dialect where it is known)."""
     try:
         body = load_message(raw)
@@ -102,7 +106,7 @@ def read_speech(
     openai = _model(body) is not None
     try:
         return _read(body, openai, default_voice=default_voice, aliases=aliases,
-                     max_chars=max_chars)  # fmt: skip
+                     max_chars=max_chars, language_defaults=language_defaults or {})  # fmt: skip
     except ProtocolError as exc:
         raise RequestError(400, exc.code, exc.message, exc.param) from None
     except RequestError as exc:
@@ -131,6 +135,7 @@ def _read(
     default_voice: str,
     aliases: Mapping[str, str],
     max_chars: int,
+    language_defaults: Mapping[str, str],
 ) -> SpeechBody:
     text = body.get("input")
     if not isinstance(text, str) or not text.strip():
@@ -138,7 +143,7 @@ def _read(
     if len(text) > max_chars:
         raise RequestError(413, "text_too_long", f"'input' is over {max_chars} characters",
                            "input")  # fmt: skip
-    asked = _voice(body, default_voice)
+    asked = _voice(body, language_defaults.get(language_of(text), default_voice))
     voices = {lang: aliases.get(v, v) for lang, v in voices_field(body).items()}
     fmt = _format(body, openai)
     rate = sample_rate_field(body, fmt.default_rate)

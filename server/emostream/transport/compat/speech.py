@@ -31,7 +31,7 @@ from emostream.transport.edge.limits import KeyLimits, LimitExceeded
 from emostream.transport.errors import retry_after_ms
 from emostream.transport.http import SpeechResponse, read_body
 from emostream.transport.messages import ProtocolError, parse_controls
-from emostream.transport.voice_access import clone_unavailable
+from emostream.transport.voice_access import clone_unavailable, resolve_voice, unknown_voice
 from emostream.voices.base import UnsupportedControl, Voice, check_controls
 
 Refuse = Callable[[int, str, str], JSONResponse]  # (status, code, message): the API's shape
@@ -99,18 +99,18 @@ async def read_json(request: Request, limit: int) -> bytes:
     return raw
 
 
-def _voice(request: Request, service: SpeechService, voice_id: str) -> Voice:
-    visible = voice_visible(service.registry, principal_of(request), voice_id)
+def _voice(request: Request, service: SpeechService, asked: str) -> Voice:
+    principal = principal_of(request)
+    voice_id = resolve_voice(service.catalog, service.registry, principal, asked)
+    visible = voice_visible(service.registry, principal, voice_id)
     voice = service.voice(voice_id) if visible else None
     if voice is not None:
         return voice
     reason = clone_unavailable(request.app, voice_id) if visible else None
     if reason:
         raise Refused(409, "voice_unavailable", reason)
-    known = [i.id for i in service.catalog.infos()]
-    shown = ", ".join(known[:8]) + (", ..." if len(known) > 8 else "")
-    raise Refused(404, "unknown_voice", f"unknown voice {voice_id[:100]!r}: use a voice id of "
-                  f"this server ({len(known)}: {shown}; GET /v1/voices lists them)")  # fmt: skip
+    raise Refused(404, "unknown_voice", unknown_voice(service.catalog, service.registry,
+                                                      principal, asked))  # fmt: skip
 
 
 def _segments(text: str) -> tuple[list[str], list[SegmentSource]]:

@@ -188,6 +188,10 @@ class SessionProtocol:
     # The stock voice of a language nearest in timbre to a voice (``voices``: a language left
     # out), or None.
     match_voice: Callable[[Voice, str], Voice | None] = field(default=lambda _v, _l: None)
+    # The answer to a voice not found (short, with the closest names: voice_access).
+    unknown: Callable[[str], str] = field(
+        default=lambda v: f"unknown voice {v[:100]!r}; see GET /v1/voices"
+    )
     # The Opus encoder's look-ahead (ms) that a v1.1 ``started`` reports as ``codec_delay_ms``.
     opus_delay_ms: float = 6.5
     state: State = "idle"
@@ -344,9 +348,8 @@ class SessionProtocol:
         reason = self.unavailable(voice_id)
         if reason:
             raise ProtocolError("voice_unavailable", reason + where)
-        raise ProtocolError(
-            "unknown_voice", f"unknown voice {voice_id[:100]!r}{where}; see GET /v1/voices"
-        )
+        lead = "" if language is None else f"voices.{language}: "
+        raise ProtocolError("unknown_voice", lead + self.unknown(voice_id))
 
     def _begin(self, request: StartRequest, started: dict[str, Any],
                segmenter: Segmenter | None = None) -> BeginUtterance:  # fmt: skip
