@@ -234,7 +234,8 @@ def run_set(own: Any, speakers: tuple[RealSpeaker, ...], texts: list[str], *, ga
             pos = warp_positions(alpha)
             last: dict[str, FloatArray] = {}
 
-            def render(t: str, tim: Any, pos: Any = pos, last: Any = last) -> FloatArray:
+            def render(t: str, tim: Any, pos: Any = pos, last: Any = last, voice: Any = voice,
+                       frames: Any = frames) -> FloatArray:  # fmt: skip
                 a = np.asarray(voice.decode(apply_timbre(warp_mel(frames[t], pos), tim)),
                                np.float32)  # fmt: skip
                 last[t] = a
@@ -242,17 +243,20 @@ def run_set(own: Any, speakers: tuple[RealSpeaker, ...], texts: list[str], *, ga
 
             t0 = time.perf_counter()
             res = TimbreRefiner(embed=ge2e.embed_utterance).refine(
-                render, clip.audio, clip.sample_rate, source_rate=rate)
+                render, clip.audio, clip.sample_rate, source_rate=rate
+            )
             probes = np.concatenate([last[t] for t in PROBES])
             evals = [np.asarray(soxr.resample(render(t, res.timbre), MODEL_SR, 16000),
                                 np.float32) for t in texts]  # fmt: skip
             row = {
                 **res.summary(),
                 "knn_after": round(knn_distance(clip_c, mfcc_cmn(probes, MODEL_SR)), 4),
-                "dvector": round(float(np.mean([judge.similarity(judge.embed(a), ref_d)
-                                                for a in evals])), 4),  # fmt: skip
-                "ge2e_ref": round(float(np.mean([cosine(ge2e.embed_utterance(a), ref_g)
-                                                 for a in evals])), 4),  # fmt: skip
+                "dvector": round(
+                    float(np.mean([judge.similarity(judge.embed(a), ref_d) for a in evals])), 4
+                ),
+                "ge2e_ref": round(
+                    float(np.mean([cosine(ge2e.embed_utterance(a), ref_g) for a in evals])), 4
+                ),
                 "s": round(time.perf_counter() - t0, 1),
             }
             # knn before offset: warped, identity timbre (re-render the probes once)
@@ -261,11 +265,14 @@ def run_set(own: Any, speakers: tuple[RealSpeaker, ...], texts: list[str], *, ga
                   "spectral_gap_db_after", "ge2e_similarity_after", "knn_after", "dvector",
                   "ge2e_ref", "s")}, flush=True)  # fmt: skip
         if "vuv" in variants:
-            def render_vuv(t: str, off: Any, th: float, tau: float) -> FloatArray:
+
+            def render_vuv(t: str, off: Any, th: float, tau: float, voice: Any = voice,
+                           frames: Any = frames) -> FloatArray:  # fmt: skip
                 w = voiced_weight(frames[t], th, tau)
                 corr = off[0][:, None] * w[None] + off[1][:, None] * (1 - w[None])
-                return np.asarray(voice.decode(np.ascontiguousarray(frames[t] + corr,
-                                                                    np.float32)), np.float32)
+                return np.asarray(
+                    voice.decode(np.ascontiguousarray(frames[t] + corr, np.float32)), np.float32
+                )
 
             t0 = time.perf_counter()
             off, th, tau = refine_vuv(render_vuv, frames, PROBES, clip.audio, clip.sample_rate)
@@ -275,13 +282,16 @@ def run_set(own: Any, speakers: tuple[RealSpeaker, ...], texts: list[str], *, ga
             p16 = np.asarray(soxr.resample(probes, MODEL_SR, 16000), np.float32)
             c16 = np.asarray(clip.audio, np.float32)
             row = {
-                "ge2e_similarity_after": round(cosine(ge2e.embed_utterance(p16),
-                                                      ge2e.embed_utterance(c16)), 4),
+                "ge2e_similarity_after": round(
+                    cosine(ge2e.embed_utterance(p16), ge2e.embed_utterance(c16)), 4
+                ),
                 "knn_after": round(knn_distance(clip_c, mfcc_cmn(probes, MODEL_SR)), 4),
-                "dvector": round(float(np.mean([judge.similarity(judge.embed(a), ref_d)
-                                                for a in evals])), 4),  # fmt: skip
-                "ge2e_ref": round(float(np.mean([cosine(ge2e.embed_utterance(a), ref_g)
-                                                 for a in evals])), 4),  # fmt: skip
+                "dvector": round(
+                    float(np.mean([judge.similarity(judge.embed(a), ref_d) for a in evals])), 4
+                ),
+                "ge2e_ref": round(
+                    float(np.mean([cosine(ge2e.embed_utterance(a), ref_g) for a in evals])), 4
+                ),
                 "offset_vu_rms": round(float(np.sqrt(np.mean((off[0] - off[1]) ** 2))), 3),
                 "s": round(time.perf_counter() - t0, 1),
             }
