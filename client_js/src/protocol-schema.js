@@ -130,7 +130,7 @@ export const PROTOCOL_SCHEMA = {
    "type": "object",
    "properties": {
     "voice": {
-     "description": "a voice id (GET /v1/voices); the server's default when left out",
+     "description": "a voice id (GET /v1/voices) or the name given to one of the caller's cloned voices; the server's default when left out",
      "anyOf": [
       {
        "$ref": "#/$defs/non_blank_string"
@@ -257,6 +257,33 @@ export const PROTOCOL_SCHEMA = {
      "anyOf": [
       {
        "$ref": "#/$defs/room_name"
+      },
+      {
+       "type": "null"
+      }
+     ]
+    },
+    "voices": {
+     "description": "a voice per language, {\"en\": \"af_heart\", \"zh\": \"zf_xiaoxiao\"}: each segment is cut where its language changes and spoken by its language's voice (a language left out: voice if it speaks it, else a voice given here that speaks it, else the stock voice nearest in timbre); each segment event then says its voice and language. A language key other than en and zh: bad_value; a voice that does not speak its language: unsupported_language. Docs: protocol.md, A voice per language",
+     "anyOf": [
+      {
+       "type": "object",
+       "propertyNames": {
+        "enum": [
+         "en",
+         "zh"
+        ]
+       },
+       "additionalProperties": {
+        "anyOf": [
+         {
+          "$ref": "#/$defs/non_blank_string"
+         },
+         {
+          "type": "null"
+         }
+        ]
+       }
       },
       {
        "type": "null"
@@ -599,7 +626,7 @@ export const PROTOCOL_SCHEMA = {
      "x-error": "model_not_found"
     },
     "voice": {
-     "description": "a voice id (GET /v1/voices), one of OpenAI's voice names (alloy, nova, ...: Settings.openai_voices) or OpenAI's {\"id\": ...}; the server's default when left out",
+     "description": "a voice id (GET /v1/voices), the name given to one of the caller's cloned voices, one of OpenAI's voice names (alloy, nova, ...: Settings.openai_voices) or OpenAI's {\"id\": ...}; when left out, the default voice of the input's language (GET /v1/voices: defaults)",
      "anyOf": [
       {
        "$ref": "#/$defs/non_blank_string"
@@ -659,6 +686,10 @@ export const PROTOCOL_SCHEMA = {
     },
     "cache": {
      "$ref": "#/$defs/controls/properties/cache"
+    },
+    "voices": {
+     "$ref": "#/$defs/start_fields/properties/voices",
+     "description": "a voice per language, as a start's (protocol.md, A voice per language); the response's X-EmoStream-Voices says the voice of each language"
     },
     "response_format": {
      "type": [
@@ -844,6 +875,23 @@ export const PROTOCOL_SCHEMA = {
      "type": "boolean",
      "description": "when asked: whether this voice gives words events"
     },
+    "voices": {
+     "type": "object",
+     "description": "with start.voices: the voice that speaks each language (as given, or filled in); voice and controls then hold for every one of them",
+     "required": [
+      "en",
+      "zh"
+     ],
+     "properties": {
+      "en": {
+       "type": "string"
+      },
+      "zh": {
+       "type": "string"
+      }
+     },
+     "additionalProperties": false
+    },
     "id": {
      "type": "string",
      "description": "a line's id (a queued line starting)"
@@ -894,6 +942,17 @@ export const PROTOCOL_SCHEMA = {
     "start_ms": {
      "type": "number",
      "minimum": 0
+    },
+    "voice": {
+     "type": "string",
+     "description": "with start.voices: the voice that speaks this segment"
+    },
+    "language": {
+     "enum": [
+      "en",
+      "zh"
+     ],
+     "description": "with start.voices: this segment's language (zh when it holds a Chinese character)"
     }
    }
   },
@@ -1153,6 +1212,7 @@ export const PROTOCOL_SCHEMA = {
     "unknown_voice",
     "voice_unavailable",
     "unsupported_control",
+    "unsupported_language",
     "not_started",
     "already_started",
     "already_ended",
@@ -1200,7 +1260,8 @@ export const PROTOCOL_SCHEMA = {
     "voice": [
      "unknown_voice",
      "voice_unavailable",
-     "unsupported_control"
+     "unsupported_control",
+     "unsupported_language"
     ],
     "state": [
      "not_started",

@@ -42,6 +42,7 @@ from emostream.transport.openai_api import (
 )
 from emostream.transport.rooms.api import room_routes
 from emostream.transport.rooms.registry import RoomHub
+from emostream.transport.voice_samples import SampleCache, sample
 from emostream.transport.voices_api import voice_routes
 from emostream.transport.websocket.connection import stream_endpoint
 from emostream.voices.catalog import VoiceCatalog, load_catalog
@@ -170,6 +171,8 @@ def create_app(
         app.state.voice_aliases = resolve_aliases(
             svc.settings.voice_aliases(), svc.catalog, svc.settings.default_voice
         )
+        if settings.engine == "process":  # the engine sees the device, not this process
+            svc.watch_loop()
         holder.append(svc)
         running = svc
         from emostream.voices.cloning.refine_jobs import refinements_for  # not at import
@@ -201,6 +204,7 @@ def create_app(
         WebSocketRoute("/v1/stream", stream_endpoint),
         Route("/v1/audio/speech", http.speech, methods=["POST"]),
         Route("/v1/voices", http.voices, methods=["GET"]),
+        Route("/v1/voices/{voice_id}/sample", sample, methods=["GET"]),
         *model_routes(),
         *voice_routes(
             registry,
@@ -210,6 +214,9 @@ def create_app(
             limits=limits,
             metrics=metrics,
             refinements=lambda: refiners[0] if refiners else None,
+            is_stock=lambda vid: bool(holder) and vid in holder[0].catalog,
+            stock_view=http.stock_voice_view,
+            unknown=http.unknown_voice_message,
         ),
         *compat_routes(),  # ElevenLabs' and Cartesia's APIs (docs/compat.md)
         Route("/v1/tokens", mint_token, methods=["POST"]),
@@ -238,6 +245,7 @@ def create_app(
     app.state.limits = limits
     app.state.drain = drain
     app.state.rooms = rooms
+    app.state.samples = SampleCache()
     return app
 
 

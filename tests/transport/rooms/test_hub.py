@@ -12,7 +12,8 @@ import pytest
 
 from emostream.transport.rooms.hub import Listener, Room, RoomError, RoomTap
 from emostream.transport.rooms.registry import RoomHub
-from emostream.transport.websocket.protocol import EnqueueLine, StartRequest
+from emostream.transport.websocket.protocol import EnqueueLine
+from emostream.transport.websocket.start_request import StartRequest
 
 
 def drain(listener: Listener) -> list[Any]:

@@ -16,7 +16,8 @@ from typing import Any
 
 from emostream.transport.rooms.hub import RoomTap
 from emostream.transport.rooms.registry import RoomHub
-from emostream.transport.websocket.protocol import EnqueueLine, StartRequest
+from emostream.transport.websocket.protocol import EnqueueLine
+from emostream.transport.websocket.start_request import StartRequest
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 

@@ -9,8 +9,9 @@ An utterance is admitted (a stream slot taken) before ``started`` is sent, and e
 utterance that got ``started`` gets exactly one ``done``, however early it is cancelled. A
 ``start`` refused there (``busy``, with ``retry_after_ms``: the stream limit or the runner's
 admission) gets that error as its one answer: the text, flush and end the client sent for it
-are then dropped quietly (:meth:`ContextRouter.refused`). The voice a ``start`` names is looked
-up once, by the protocol (:meth:`StreamConnection._lookup`); the utterance speaks what it found.
+are then dropped quietly, only counted (:meth:`ContextRouter.refused`). The voice a ``start``
+names is looked up once, by the protocol (:class:`~emostream.transport.websocket.caller_voices.
+CallerVoices`); the utterance speaks what it found.
 
 Bounds (README "Security and limits"): per-key streams and characters per minute
 (:mod:`emostream.transport.edge.limits`); a connection with no client message and no audio sent
@@ -43,12 +44,12 @@ from emostream.stream.service import SpeechService
 from emostream.stream.streamer import Packet, UtteranceRequest, UtteranceStats
 from emostream.text.frontend import EspeakCrashed
 from emostream.transport.drain import GOING_AWAY, SHUTTING_DOWN, Drain
-from emostream.transport.edge.guard import principal_of, voice_visible
+from emostream.transport.edge.guard import principal_of
 from emostream.transport.edge.limits import KeyLimits
 from emostream.transport.errors import INVALID_UTF8, INVALID_UTF8_REASON, error
 from emostream.transport.rooms.publishing import Publishing
 from emostream.transport.rooms.registry import RoomHub
-from emostream.transport.voice_access import clone_unavailable, store_down_refused
+from emostream.transport.websocket.caller_voices import CallerVoices
 from emostream.transport.websocket.contexts import ContextRouter, Routed, tagged
 from emostream.transport.websocket.intake import TextIntake
 from emostream.transport.websocket.line_player import LinePlayer
@@ -58,16 +59,16 @@ from emostream.transport.websocket.protocol import (
     BeginUtterance,
     CancelUtterance,
     ClearLines,
+    Dropped,
     EndOfInput,
     EnqueueLine,
     QueueSegments,
     SendError,
     SessionProtocol,
-    StartRequest,
 )
 from emostream.transport.websocket.sender import BoundedSender
+from emostream.transport.websocket.start_request import StartRequest
 from emostream.transport.websocket.utterance import Utterance, admit, segment_texts
-from emostream.voices.base import Voice
 
 log = logging.getLogger(__name__)
 SUBPROTOCOL = "emostream.v1"  # accepted when offered (browsers passing a token offer both)
@@ -99,6 +100,7 @@ class StreamConnection:
         self.drain = drain or Drain()
         self.rooms = Publishing(rooms, self.principal, self._send_json,
                                 codec_delay_ms=service.opus_delay_ms)  # fmt: skip
+        self.voices = CallerVoices(service, ws.app, self.principal, lambda: self.intake.refs)
         self.router = ContextRouter(
             self._new_protocol, max_contexts=service.settings.max_contexts_per_connection
         )
@@ -124,34 +126,17 @@ class StreamConnection:
     def _new_protocol(self) -> SessionProtocol:
         settings = self.service.settings
         return SessionProtocol(
-            lookup_voice=self._lookup,
+            lookup_voice=self.voices.lookup,
             default_voice=settings.default_voice,
             max_text_chars=settings.max_text_chars,
             line_ttl_ms=settings.line_ttl_ms,
             new_stream_id=self.service.new_stream_id,
-            unavailable=self._unavailable,
+            unavailable=self.voices.unavailable,
+            match_voice=self.service.timbre_match,
+            unknown=self.voices.unknown,
             opus_delay_ms=self.service.opus_delay_ms,
             room_access=self.rooms.access,
         )
-
-    # -- voices this caller may use (registry down: the protocol refuses the start or line
-    # with ``store_unavailable``, and the connection goes on) ------------------------------
-    def _lookup(self, voice_id: str) -> Voice | None:
-        """The voice to speak (a clone is read from the registry unless built already): the
-        one lookup of an utterance's voice, carried on its request to :meth:`_begin`."""
-        with store_down_refused():
-            if voice_id in self.intake.refs or self._visible(voice_id):
-                return self.service.voice(voice_id)
-        return None
-
-    def _unavailable(self, voice_id: str) -> str | None:
-        with store_down_refused():
-            if self._visible(voice_id):
-                return clone_unavailable(self.ws.app, voice_id)
-        return None
-
-    def _visible(self, voice_id: str) -> bool:
-        return voice_visible(self.service.registry, self.principal, voice_id)
 
     # -- drain ------------------------------------------------------------------------
     @property
@@ -287,6 +272,8 @@ class StreamConnection:
             await self.lines.enqueue(action, context)
         elif isinstance(action, ClearLines):
             await self.lines.clear()
+        elif isinstance(action, Dropped):  # a refused start's later message: no answer
+            self.service.metrics.refused_messages.labels(action.kind).inc()
 
     async def _begin(
         self,
@@ -299,7 +286,8 @@ class StreamConnection:
         before anything is awaited (nothing a client sends meanwhile can reach them)."""
         req = action.request
         voice = req.spoken  # what the protocol's lookup found: not looked up again
-        if voice is None:  # (a lookup that gave only the voice's info: nothing speaks it)
+        voices = req.voices_spoken()
+        if voice is None or voices is None:  # (a lookup gave only an info: nothing speaks it)
             gone = SendError("unknown_voice", f"voice {req.voice.id!r} is gone")
             await self._refuse(gone, req, context, line_id)
             return
@@ -327,7 +315,8 @@ class StreamConnection:
         request = UtteranceRequest(voice=voice, controls=req.controls, fmt=req.fmt,
                                    timestamps=req.timestamps, stream_id=req.stream_id,
                                    word_timestamps=req.word_timestamps or req.room_words,
-                                   mouth=req.mouth or req.room is not None)  # fmt: skip
+                                   mouth=req.mouth or req.room is not None,
+                                   voices=voices)  # fmt: skip
         utt.task = asyncio.create_task(self._speak(utt, request))
 
     async def _refuse(

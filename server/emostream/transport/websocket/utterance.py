@@ -31,8 +31,8 @@ from emostream.transport.websocket.protocol import (
     EndOfInput,
     QueueSegments,
     SendError,
-    StartRequest,
 )
+from emostream.transport.websocket.start_request import StartRequest
 
 END = object()  # put on an utterance's queue after its last segment
 
