@@ -49,7 +49,13 @@ def test_every_listener_gets_the_very_same_objects_once() -> None:
     got_a, got_b = drain(a), drain(b)
     assert got_a == got_b
     assert [m["type"] if isinstance(m, dict) else "frame" for m in got_a] == [
-        "started", "segment", "frame", "frame", "frame", "done"]
+        "started",
+        "segment",
+        "frame",
+        "frame",
+        "frame",
+        "done",
+    ]
     first = got_a[0]
     assert "context_id" not in first and "channel" not in first
     assert first["room"] == "main" and first["utterance"] == 1 and first["codec_delay_ms"] == 6.5
@@ -89,7 +95,9 @@ def test_a_newer_utterance_takes_the_room() -> None:
     got = drain(listener)
     assert got[1] == b"a" and got[-1] == b"c" and b"b" not in got
     cut = got[2]
-    assert cut["type"] == "done" and cut["cancelled"] and cut["superseded"] and cut["audio_ms"] == 20
+    assert (
+        cut["type"] == "done" and cut["cancelled"] and cut["superseded"] and cut["audio_ms"] == 20
+    )
     assert got[3]["type"] == "started" and got[3]["stream_id"] == "s-2"
     assert room.speaking
 
