@@ -5,7 +5,7 @@
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 # A lite run (EMOSTREAM_VOCODER=lite) loads no HiFi-GAN: .gpujob/lt1 alone stages it, and the
 # one part lt1 carries is not unpacked (alone it is incomplete).
-if [ -z "${EMOSTREAM_VOCODER_CHECKPOINT:-}" ] && [ "${EMOSTREAM_VOCODER:-}" != lite ]; then
+if [ "${DEFAULTS:-0}" != 1 ] && [ -z "${EMOSTREAM_VOCODER_CHECKPOINT:-}" ] && [ "${EMOSTREAM_VOCODER:-}" != lite ]; then
   parts=(/tmp/hifigan/hifigan_fp16.pt.xz.part*)
   if [ -f "${parts[0]}" ]; then
     cat "${parts[@]}" | "$PY" -c \

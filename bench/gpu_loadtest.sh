@@ -57,7 +57,7 @@ if [ "${1:-}" = "prepare" ]; then
   rm -rf .gpujob/lt[0-9]*; mkdir -p "$A/whl" "$A/deb" "$A/site"
   pkgs=()
   for n in starlette uvicorn websockets httptools python-multipart opuslib_next soxr \
-           soundfile cffi pycparser; do
+           soundfile cffi pycparser msgspec lameenc; do
     v=$("$PY" -c "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))" "$n")
     pkgs+=("$n==$v")
   done

@@ -116,8 +116,10 @@ class Settings:
     engine_admission: bool = True
     # engine=process: a front end whose event loop's p95 lag over the last second passes this
     # bound takes no new utterance (`busy`, reason front_end; stream.headroom): the engine
-    # does not see its front ends' CPU. 0: off. Off with engine_admission off too.
-    frontend_loop_lag_bound_ms: float = 50.0
+    # does not see its front ends' CPU. 0: off (the default: at 50 ms it did not change the
+    # admitted streams' first audio on one H100, bench/results/2026-12-07-h100-cuda-defaults.md).
+    # Off with engine_admission off too.
+    frontend_loop_lag_bound_ms: float = 0.0
     # Acoustic linger (engine=process): under load (the device busy >= 70 % of the last 0.2 s), an acoustic
     # batch of few requests waits up to this long for more (the vocoder runs meanwhile), never
     # past its first-audio deadline; an idle engine never waits. 0: off (run at once).
