@@ -253,7 +253,8 @@ def _say(args: argparse.Namespace) -> int:
 def _danmaku(args: argparse.Namespace) -> int:
     """``emostream danmaku``: chat lines from stdin or a local socket → ``line`` messages."""
     from emostream.bridge.danmaku import BridgeOptions, DanmakuBridge, EventLog
-    from emostream.bridge.lines import LineParser, Outbox
+    from emostream.bridge.lines import LineParser
+    from emostream.bridge.live_options import live_setup
     from emostream.bridge.sinks import OutputFormat, codec_for, format_for_path
 
     fmt: OutputFormat = args.format or format_for_path(args.output)
@@ -269,13 +270,14 @@ def _danmaku(args: argparse.Namespace) -> int:
         fields["cache"] = False
     try:
         parser = LineParser(ttl_ms=args.ttl_ms, max_chars=args.max_chars, template=args.template)
+        live = live_setup(args)  # --source, the chat rules, --reply-*: bridge/live_options.py
     except ValueError as exc:
         print(f"emostream danmaku: {exc}", file=sys.stderr)
         return 2
     options = BridgeOptions(
         url=args.url, api_key=args.api_key or os.environ.get("EMOSTREAM_API_KEY") or None,
         fields=fields, listen=args.listen, output_format=fmt, drain=not args.no_drain,
-        pace_lead_s=args.pace_lead_s if args.pace_lead_s and args.pace_lead_s > 0 else None,
+        pace_lead_s=live.pace_lead_s(args.pace_lead_s),
     )  # fmt: skip
     events = open(args.events, "a", encoding="utf-8") if args.events else sys.stderr  # noqa: SIM115
     audio = None
@@ -285,8 +287,8 @@ def _danmaku(args: argparse.Namespace) -> int:
         elif args.output not in (None, "none"):
             audio = open(args.output, "wb")  # noqa: SIM115 (closed below)
         bridge = DanmakuBridge(
-            options, parser, Outbox(fields=fields, max_held=args.max_held),
-            emit=EventLog(events), audio=audio,
+            options, parser, live.outbox(fields, args.max_held),
+            emit=EventLog(events), audio=audio, **live.bridge_args(),
         )  # fmt: skip
         return asyncio.run(bridge.run())
     finally:
@@ -395,6 +397,9 @@ def main(argv: list[str] | None = None) -> int:
         "--no-drain", action="store_true",
         help="at the end of input exit at once (default: once every line is spoken or dropped)",
     )  # fmt: skip
+    from emostream.bridge.live_options import add_live_arguments
+
+    add_live_arguments(d)
     args = p.parse_args(argv)
     if args.cmd == "danmaku":
         if args.output is None and not sys.stdout.isatty():
