@@ -131,10 +131,7 @@ class ChatPolicy:
 
     def _line(self, event: ChatEvent, text: str, now: float) -> ChatLine:
         kind = event.kind
-        key = f"{kind}_many" if event.count > 1 else kind
-        template = self.rules.template(event.platform, key) or self.rules.template(
-            event.platform, kind
-        )
+        template = self.rules.template(event.platform, kind, event.count)
         if template is None:
             template = "{text}" if text else "{user}"
         spoken = render(template, event, text)

@@ -99,12 +99,16 @@ class ChatRules:
     def __post_init__(self) -> None:
         _check_limits(self)
 
-    def template(self, platform: str, key: str) -> str | None:
-        if key == "chat" and self.chat_template is not None:
+    def template(self, platform: str, kind: str, count: int = 1) -> str | None:
+        """The template for ``kind`` on ``platform`` (``<kind>_many`` when ``count`` > 1),
+        the platform's own before the defaults."""
+        if kind == "chat" and self.chat_template is not None:
             return self.chat_template
+        keys = (f"{kind}_many", kind) if count > 1 else (kind,)
         for table in (self.templates.get(platform, {}), self.templates["default"]):
-            if key in table:
-                return table[key]
+            for key in keys:
+                if key in table:
+                    return table[key]
         return None
 
     def with_(self, **changes: Any) -> ChatRules:

@@ -72,7 +72,7 @@ class TagReader:
                 return self._decide("neutral", held)  # not a tag after all
             return ""
         tag = held[1:end]
-        if len(tag) > MAX_TAG_CHARS:
+        if len(tag) > MAX_TAG_CHARS or "\n" in tag:
             return self._decide("neutral", held)
         self.tag = tag
         found = emotion_for(tag)
