@@ -343,8 +343,9 @@ class DanmakuBridge:
     # -- run -----------------------------------------------------------------------------
     async def _read_source(self, source: ChatSource) -> None:
         """The platform's chat until the end of input; a source that cannot work ends it."""
+        backoff = Backoff(initial_s=1.0, max_s=self.opts.backoff_max_s)
         failed = await run_source(source, on_event=self.feed_event, emit=self.emit,
-                                  stop=self.input_done)  # fmt: skip
+                                  stop=self.input_done, backoff=backoff)  # fmt: skip
         if failed is not None:
             self.fatal = f"the chat source failed: {failed}"
             self.end_of_input()

@@ -103,7 +103,9 @@ async def _until_stopped(session: Any, stop: asyncio.Event) -> str | None:
 
 def closed_reason(exc: Exception) -> str:
     """Why a WebSocket closed, from websockets' ``ConnectionClosed``."""
-    rcvd = getattr(exc, "rcvd", None)
+    rcvd, sent = getattr(exc, "rcvd", None), getattr(exc, "sent", None)
+    if rcvd is None and sent is not None:  # e.g. 1009: the platform sent a message too big
+        return f"closed by the bridge (code {sent.code}{': ' + sent.reason if sent.reason else ''})"
     if rcvd is None:
         return "the connection dropped (no close frame)"
     return f"closed by the server (code {rcvd.code}{': ' + rcvd.reason if rcvd.reason else ''})"
