@@ -141,8 +141,15 @@ class FakeBilibili(_Fake):
             body = ({"code": 0, "data": {"room_id": self.real_room}} if ok
                     else {"code": 60004, "msg": "直播间不存在"})  # fmt: skip
         elif url.path == "/xlive/web-room/v1/index/getDanmuInfo":
-            body = {"code": 0, "data": {"token": self.token, "host_list": [
-                {"host": "127.0.0.1", "port": 2243, "wss_port": 0, "ws_port": self.port}]}}
+            body = {
+                "code": 0,
+                "data": {
+                    "token": self.token,
+                    "host_list": [
+                        {"host": "127.0.0.1", "port": 2243, "wss_port": 0, "ws_port": self.port}
+                    ],
+                },
+            }
         else:
             return connection.respond(HTTPStatus.NOT_FOUND, "no such API\n")
         return connection.respond(HTTPStatus.OK, json.dumps(body, ensure_ascii=False))
@@ -151,7 +158,7 @@ class FakeBilibili(_Fake):
         steps = self.script()
         auth = await ws.recv()
         assert isinstance(auth, bytes)
-        length, header, _ver, op, _seq = struct.unpack(">IHHII", auth[:16])
+        length, _header, _ver, op, _seq = struct.unpack(">IHHII", auth[:16])
         body = json.loads(auth[16:length])
         self.auths.append(body)
         if op != 7 or body.get("roomid") != self.real_room or body.get("key") != self.token:

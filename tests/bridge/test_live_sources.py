@@ -44,6 +44,15 @@ def tts(joe: PiperVoice, tmp_path_factory: pytest.TempPathFactory) -> Iterator[S
         yield srv
 
 
+@pytest.fixture(scope="module")
+def paced(joe: PiperVoice, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerThread]:
+    """A server that paces lines to a listener in real time (its default): lines wait there
+    while earlier audio plays, so a later, higher-priority line goes before them."""
+    app = make_app(joe, str(tmp_path_factory.mktemp("paced")), line_queue_max=32)
+    with ServerThread(app) as srv:
+        yield srv
+
+
 class Live:
     """A bridge on a source, with a record of every line it held (id → text)."""
 
@@ -86,8 +95,13 @@ class Live:
         return await asyncio.wait_for(task, 30)
 
 
-SPAMMER_LINES = ["I like turtles", "the weather is nice", "my cat says hi", "pizza or pasta",
-                 "who won yesterday"]
+SPAMMER_LINES = [
+    "I like turtles",
+    "the weather is nice",
+    "my cat says hi",
+    "pizza or pasta",
+    "who won yesterday",
+]
 
 
 def bilibili_burst() -> list[dict[str, Any]]:
@@ -104,7 +118,7 @@ def bilibili_burst() -> list[dict[str, Any]]:
 
 
 def test_bilibili_chat_in_priority_order_spam_dropped_and_a_reconnect_speaks_nothing_twice(
-    tts: ServerThread,
+    paced: ServerThread,
 ) -> None:
     burst = bilibili_burst()
     scripts = [
@@ -117,9 +131,12 @@ def test_bilibili_chat_in_priority_order_spam_dropped_and_a_reconnect_speaks_not
 
     async def go() -> Live:
         async with fakes.FakeBilibili(scripts) as fake:
-            live = Live(tts.ws_url, BilibiliSource(7, api=fake.api, heartbeat_s=0.2))
-            rc = await live.run_until(lambda: "after the reconnect" in live.spoken()
-                                      and live.bridge.outbox.drained)  # fmt: skip
+            source = BilibiliSource(7, api=fake.api, heartbeat_s=0.2)
+            live = Live(paced.ws_url, source, rules=RULES.with_(ttl_s={**RULES.ttl_s, "chat": 60}))
+            rc = await live.run_until(
+                lambda: "after the reconnect" in live.spoken() and live.bridge.outbox.drained,
+                timeout=60,
+            )
             assert rc == 0 and fake.connections == 2 and fake.heartbeats >= 1
             assert all(a["roomid"] == 7007 and a["key"] == "tok-123" and a["uid"] == 0
                        for a in fake.auths)  # fmt: skip
@@ -127,7 +144,8 @@ def test_bilibili_chat_in_priority_order_spam_dropped_and_a_reconnect_speaks_not
 
     live = asyncio.run(go())
     spoken = live.spoken()
-    # the super chat first, then the gift combo (merged: 1 + 2), then chat in arrival order
+    # the super chat first, then the gift combo (merged: 1 + 2; it comes gift_merge_s later,
+    # while the chat waits), then chat in arrival order
     assert spoken[0] == "Super chat from boss: can you sing"
     assert spoken[1] == "Thanks qiang for 3 roses"
     assert spoken[2:5] == ["good evening", "what game today", "666"]
@@ -286,9 +304,9 @@ def test_cli_reads_a_twitch_channel_and_exits_on_sigterm(tts: ServerThread) -> N
                     if line.startswith(b"{"):
                         events.append(json.loads(line))
             proc.terminate()
-            rest, _ = await proc.communicate()
+            _, tail = await proc.communicate()
             assert await proc.wait() == 0
-            events += [json.loads(x) for x in _.splitlines() if x.startswith(b"{")] if _ else []
+            events += [json.loads(x) for x in (tail or b"").splitlines() if x.startswith(b"{")]
             return events
 
     events = asyncio.run(go())

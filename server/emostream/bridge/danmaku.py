@@ -271,7 +271,7 @@ class DanmakuBridge:
                     continue
                 self.backoff.reset()  # the server talks to us: the connection works
                 self.emit(event)
-                if event.get("type") == "started" and "id" in event:
+                if event.get("type") == "started":  # a line's, or a reply's (no id)
                     try:
                         self.writer.write(self.sink.started(event))
                     except ValueError as exc:

@@ -37,10 +37,20 @@ def add_live_arguments(d: argparse.ArgumentParser) -> None:
     g.add_argument("--chat-rules", default=None, metavar="FILE",
                    help="a TOML file of priorities, TTLs, limits, block list and templates "
                    "(docs/live.md); the flags below override it")  # fmt: skip
-    g.add_argument("--block-user", action="append", default=None, metavar="NAME",
-                   help="never speak this user (name or id; repeat the flag for more)")
-    g.add_argument("--block-word", action="append", default=None, metavar="WORD",
-                   help="drop any line containing WORD (any case; repeatable)")
+    g.add_argument(
+        "--block-user",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="never speak this user (name or id; repeat the flag for more)",
+    )
+    g.add_argument(
+        "--block-word",
+        action="append",
+        default=None,
+        metavar="WORD",
+        help="drop any line containing WORD (any case; repeatable)",
+    )
     g.add_argument("--user-rate", default=None, metavar="N/SECONDS",
                    help="at most N lines per user per SECONDS (default 3/30; 0 for no limit); "
                    "paid events are not limited")  # fmt: skip
@@ -50,8 +60,13 @@ def add_live_arguments(d: argparse.ArgumentParser) -> None:
     g.add_argument("--gift-merge-s", type=float, default=None, metavar="S",
                    help="one user's gifts of one kind this close together become one line "
                    "(default 2; 0: off)")  # fmt: skip
-    g.add_argument("--chat-max-chars", type=int, default=None, metavar="N",
-                   help="drop a chat line longer than N characters, cut a paid one (default 200)")
+    g.add_argument(
+        "--chat-max-chars",
+        type=int,
+        default=None,
+        metavar="N",
+        help="drop a chat line longer than N characters, cut a paid one (default 200)",
+    )
     r = d.add_argument_group("reply step: a chat model answers each line, and that is spoken")
     r.add_argument("--reply-url", default=None, metavar="URL",
                    help="an OpenAI-compatible endpoint (e.g. http://127.0.0.1:11434/v1); key "
@@ -60,8 +75,13 @@ def add_live_arguments(d: argparse.ArgumentParser) -> None:
     r.add_argument("--reply-system", default=None, metavar="FILE",
                    help="the system prompt (default: short spoken answers, each starting with "
                    "an emotion tag such as [happy])")  # fmt: skip
-    r.add_argument("--reply-history", type=int, default=4, metavar="N",
-                   help="earlier exchanges sent with each line (default 4)")
+    r.add_argument(
+        "--reply-history",
+        type=int,
+        default=4,
+        metavar="N",
+        help="earlier exchanges sent with each line (default 4)",
+    )
     r.add_argument("--reply-max-tokens", type=int, default=150, metavar="N")
 
 
@@ -133,7 +153,10 @@ def _reply(args: argparse.Namespace) -> ReplyOptions | None:
             raise ValueError("--reply-model and --reply-system need --reply-url")
         return None
     from emostream.bridge.reply.client import (
-        DEFAULT_SYSTEM, ReplyOptions, api_key_from_env, check_available,
+        DEFAULT_SYSTEM,
+        ReplyOptions,
+        api_key_from_env,
+        check_available,
     )  # fmt: skip
 
     missing = check_available()

@@ -151,8 +151,11 @@ def test_user_rate_and_seen_ids_are_bounded() -> None:
 
 def test_rules_file_and_its_errors(tmp_path: Path) -> None:
     f = tmp_path / "rules.toml"
-    f.write_text('[priority]\nchat = 1\n[limits]\nuser_lines = 5\n[block]\nusers = ["Bot"]\n'
-                 '[templates.twitch]\nbits = "{user}: {amount} bits"\n', encoding="utf-8")
+    f.write_text(
+        '[priority]\nchat = 1\n[limits]\nuser_lines = 5\n[block]\nusers = ["Bot"]\n'
+        '[templates.twitch]\nbits = "{user}: {amount} bits"\n',
+        encoding="utf-8",
+    )
     r = load_rules(f)
     assert r.priority["chat"] == 1 and r.priority["superchat"] == 5 and r.user_lines == 5
     assert r.block_users == {"bot"} and r.template("twitch", "bits") == "{user}: {amount} bits"

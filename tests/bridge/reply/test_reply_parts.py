@@ -69,8 +69,12 @@ def test_chunks_without_content_are_empty() -> None:
         (["[smug] heh"], "neutral", "heh", "smug"),
         (["[] hi"], "neutral", "hi", ""),
         (["Sure, ", "[happy] no"], "neutral", "Sure, [happy] no", None),
-        (["[this is a very long bracket that is no tag at all"], "neutral",
-         "[this is a very long bracket that is no tag at all", None),
+        (
+            ["[this is a very long bracket that is no tag at all"],
+            "neutral",
+            "[this is a very long bracket that is no tag at all",
+            None,
+        ),
         (["[ha", "\nppy] x"], "neutral", "[ha\nppy] x", None),
     ],
 )

@@ -6,7 +6,12 @@ from __future__ import annotations
 import pytest
 
 from emostream.bridge.sources.twitch_irc import (
-    IrcError, TwitchSession, format_line, parse_line, to_event, unescape,
+    IrcError,
+    TwitchSession,
+    format_line,
+    parse_line,
+    to_event,
+    unescape,
 )  # fmt: skip
 
 CHAT = ("@badge-info=;badges=moderator/1,partner/1;bits=;color=#FF0000;display-name=Ann;"
@@ -42,8 +47,11 @@ def test_chat_and_cheer_events() -> None:
     assert ev is not None and (ev.kind, ev.user, ev.user_id, ev.msg_id) == (
         "chat", "Ann", "101", "11-aa")  # fmt: skip
     assert ev.emotes == ((6, 10),) and ev.roles == {"moderator"}
-    cheer = to_event(parse_line(
-        "@bits=250;display-name=Bo;id=22;user-id=2 :bo!bo@bo PRIVMSG #chan :Cheer250 great run"))
+    cheer = to_event(
+        parse_line(
+            "@bits=250;display-name=Bo;id=22;user-id=2 :bo!bo@bo PRIVMSG #chan :Cheer250 great run"
+        )
+    )
     assert cheer is not None and cheer.kind == "bits" and cheer.amount == 250.0
     me = to_event(parse_line(":cc!cc@cc PRIVMSG #chan :\x01ACTION waves\x01"))
     assert me is not None and me.text == "waves" and me.user == "cc" and me.msg_id is None
@@ -74,17 +82,20 @@ def test_session_opens_answers_ping_and_reports_reconnect() -> None:
     s = TwitchSession("#Chan", nick="justinfan99")
     assert s.opening() == ["CAP REQ :twitch.tv/tags twitch.tv/commands", "NICK justinfan99",
                            "JOIN #chan"]  # fmt: skip
-    out = s.receive(":tmi.twitch.tv CAP * ACK :twitch.tv/tags twitch.tv/commands\r\n"
-                    ":justinfan99!justinfan99@justinfan99.tmi.twitch.tv JOIN #chan\r\n"
-                    "PING :tmi.twitch.tv\r\n" + CHAT + "\r\n:tmi.twitch.tv RECONNECT\r\n")
+    out = s.receive(
+        ":tmi.twitch.tv CAP * ACK :twitch.tv/tags twitch.tv/commands\r\n"
+        ":justinfan99!justinfan99@justinfan99.tmi.twitch.tv JOIN #chan\r\n"
+        "PING :tmi.twitch.tv\r\n" + CHAT + "\r\n:tmi.twitch.tv RECONNECT\r\n"
+    )
     assert [a for a, _ in out] == ["ignored", "joined", "pong", "chat", "reconnect"]
     assert s.outgoing == ["PONG tmi.twitch.tv"] and s.joined and s.reconnect
 
 
 def test_malformed_lines_are_notices_and_the_rest_is_read() -> None:
     s = TwitchSession("chan")
-    out = s.receive("@only-tags\r\n:prefix-only\r\n@a=b :x PRIVMSG\r\n" + "x" * 9000 + "\r\n"
-                    + CHAT + "\r\n")
+    out = s.receive(
+        "@only-tags\r\n:prefix-only\r\n@a=b :x PRIVMSG\r\n" + "x" * 9000 + "\r\n" + CHAT + "\r\n"
+    )
     kinds = [a for a, _ in out]
     assert kinds == ["notice", "notice", "notice", "notice", "chat"], out
     assert all(str(v).startswith("malformed: ") for a, v in out if a == "notice")

@@ -66,7 +66,7 @@ def render(template: str, event: ChatEvent, text: str) -> str:
 def describe(event: ChatEvent, text: str) -> str:
     """One line for a chat model: what the viewer did and said, e.g.
     ``(super chat, 30 CNY) can you sing?`` or ``(gift: 5 × 辣条)``."""
-    unit = {"bits": "bits", "superchat": "CNY", "gift": "CNY", "guard": "CNY"}.get(event.kind)
+    gifted = f"gifted {event.count} subs" if event.count > 1 else f"gifted a sub to {event.item}"
     what = {
         "chat": "",
         "free_gift": f"free gift: {event.count} × {event.item}",
@@ -74,13 +74,12 @@ def describe(event: ChatEvent, text: str) -> str:
         "bits": f"cheered {_amount(event.amount)} bits",
         "sub": "subscribed",
         "resub": f"subscribed for {event.count} months",
-        "subgift": (f"gifted {event.count} subs" if event.count > 1
-                    else f"gifted a sub to {event.item}"),  # fmt: skip
+        "subgift": gifted,
         "raid": f"raiding with {event.count} viewers",
         "guard": f"became {event.item}",
         "superchat": "super chat",
     }[event.kind]
-    if unit and event.amount and event.kind in ("superchat", "gift", "guard"):
-        what += f", {_amount(event.amount)} {unit}"
+    if event.amount and event.kind in ("superchat", "gift", "guard"):
+        what += f", {_amount(event.amount)} CNY"
     head = f"({what})" if what else ""
     return " ".join(p for p in (head, text) if p)

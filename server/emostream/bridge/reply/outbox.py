@@ -45,6 +45,7 @@ class ReplyJob:
     llm_done: bool = False
     started: bool = False  # the server's ``started`` came for this start
     empty: bool = False  # the server said there was nothing to speak
+    failed: bool = False  # the endpoint failed before the reply was complete
     not_before: float = 0.0
     audio_bytes: int = 0
     first_piece_at: float | None = None
@@ -204,7 +205,7 @@ class ReplyOutbox:
             self.job = None
             return [event, self._drop(job.line, job.received_at, "reply_failed", now)]
         job.reader.finish()
-        job.llm_done = True
+        job.llm_done = job.failed = True
         if not job.reader.decided:
             job.reader.emotion = "neutral"
         return [event]
@@ -273,8 +274,9 @@ class ReplyOutbox:
     def _settle(self, job: ReplyJob, *, cancelled: bool) -> list[dict[str, Any]]:
         self.job = None
         if job.empty and job.audio_bytes == 0:
-            self.tally.dropped["empty_reply"] += 1
-            return [{"type": "line_dropped", "id": job.line.id, "reason": "empty_reply",
+            reason = "reply_failed" if job.failed else "empty_reply"
+            self.tally.dropped[reason] += 1
+            return [{"type": "line_dropped", "id": job.line.id, "reason": reason,
                      "where": "bridge", "priority": job.line.priority}]  # fmt: skip
         if cancelled:
             self.tally.interrupted += 1

@@ -31,7 +31,11 @@ from typing import Any
 from emostream.bridge.sources import bilibili_cmds as cmds
 from emostream.bridge.sources import bilibili_wire as wire
 from emostream.bridge.sources.connect import (
-    Emit, FatalSource, OnEvent, SourceError, closed_reason,
+    Emit,
+    FatalSource,
+    OnEvent,
+    SourceError,
+    closed_reason,
 )  # fmt: skip
 
 API = "https://api.live.bilibili.com"
@@ -73,7 +77,7 @@ class BilibiliSource:
         if self.cookie:
             headers["Cookie"] = self.cookie
         req = urllib.request.Request(url, headers=headers)
-        with urllib.request.urlopen(req, timeout=10) as resp:  # noqa: S310 (http(s) only)
+        with urllib.request.urlopen(req, timeout=10) as resp:  # http(s) only: checked in _resolve
             body = resp.read(MAX_API_BYTES + 1)
         if len(body) > MAX_API_BYTES:
             raise SourceError(f"{path}: an answer over {MAX_API_BYTES} bytes")
@@ -139,7 +143,9 @@ class BilibiliSource:
                         async with asyncio.timeout(self.idle_s):
                             data = await ws.recv()
                     except TimeoutError:
-                        raise SourceError(f"nothing from the server for {self.idle_s:g} s") from None
+                        raise SourceError(
+                            f"nothing from the server for {self.idle_s:g} s"
+                        ) from None
                     except ConnectionClosed as exc:
                         return closed_reason(exc)
                     self._message(data, on_event, emit)

@@ -18,6 +18,7 @@ raises :class:`BadMessage` for a chat ``cmd`` whose fields are not what they sho
 from __future__ import annotations
 
 import json
+import math
 import zlib
 from typing import Any
 
@@ -79,7 +80,7 @@ def _str(value: Any, what: str) -> str:
 def _num(value: Any, what: str) -> float:
     if isinstance(value, str):
         value = float(value)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise BadMessage(f"{what} is not a number")
     return float(value)
 

@@ -118,7 +118,7 @@ def _packet(op: int, ver: int, body: bytes, depth: int) -> list[Packet | Malform
             inner = _inflate(body) if ver == VER_ZLIB else _brotli(body)
         except (zlib.error, ValueError) as exc:
             return [Malformed(f"version {ver} body: {exc}")]
-        except Exception as exc:  # brotli.error and the like
+        except Exception as exc:  # noqa: BLE001 - brotli.error is not a named import here
             return [Malformed(f"version {ver} body: {type(exc).__name__}: {exc}")]
         return decode(inner, _depth=depth + 1)
     if ver not in (VER_JSON, VER_INT):
