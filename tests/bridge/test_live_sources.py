@@ -323,6 +323,7 @@ def test_cli_reads_a_twitch_channel_and_exits_on_sigterm(tts: ServerThread) -> N
         (["--source", "twitch:bad name"], "not a Twitch channel"),
         (["--user-rate", "fast"], "N/SECONDS"),
         (["--source-url", "http://x"], "needs --source"),
+        (["--source", "twitch:x", "--listen", "tcp:127.0.0.1:9"], "give one"),
         (["--reply-url", "http://127.0.0.1:1/v1"], "needs --reply-model"),
         (["--reply-model", "m"], "need --reply-url"),
     ],

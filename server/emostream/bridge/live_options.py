@@ -138,6 +138,8 @@ def live_setup(args: argparse.Namespace) -> LiveSetup:
         chat_template=template if template != "{text}" else None,
     )  # fmt: skip
     source = None
+    if args.source and getattr(args, "listen", None):
+        raise ValueError("--source and --listen are two inputs: give one")
     if args.source:
         from emostream.bridge.sources.spec import make_source, parse_source
 

@@ -10,6 +10,8 @@ import zlib
 
 import brotli
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from emostream.bridge.sources import bilibili_cmds as cmds
 from emostream.bridge.sources import bilibili_wire as wire
@@ -139,3 +141,23 @@ def test_sticker_danmu_has_no_words_and_unknown_cmds_are_not_chat() -> None:
 def test_chat_cmds_with_wrong_fields_raise_bad_message(message: dict) -> None:
     with pytest.raises(cmds.BadMessage):
         cmds.parse(message)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200))
+def test_no_bytes_make_decode_raise(data: bytes) -> None:
+    for p in wire.decode(data) + wire.decode(packet(5, data, ver=2)):
+        assert isinstance(p, wire.Packet | wire.Malformed)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                    lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=4), c,
+                                                                        max_size=4)))  # fmt: skip
+def test_chat_cmds_with_any_fields_parse_or_raise_bad_message(value: object) -> None:
+    for cmd in cmds.CHAT_CMDS:
+        for message in ({"cmd": cmd, "info": value}, {"cmd": cmd, "data": value}):
+            try:
+                cmds.parse(message)
+            except cmds.BadMessage:
+                pass

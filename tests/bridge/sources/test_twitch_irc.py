@@ -4,6 +4,8 @@ PING/PONG and RECONNECT, and malformed lines skipped."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from emostream.bridge.sources.twitch_irc import (
     IrcError,
@@ -107,3 +109,11 @@ def test_malformed_lines_are_notices_and_the_rest_is_read() -> None:
 def test_bad_channel_names_are_refused(name: str) -> None:
     with pytest.raises(ValueError):
         TwitchSession(name)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300))
+def test_no_text_makes_the_session_raise(data: str) -> None:
+    s = TwitchSession("chan")
+    for action, _ in s.receive(data) + s.receive("@a=b;id=x :u!u@u PRIVMSG #chan :" + data):
+        assert action in ("chat", "notice", "pong", "reconnect", "joined", "ignored")
