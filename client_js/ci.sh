@@ -40,3 +40,6 @@ fi
 
 echo "== client_js end-to-end test (headless Chromium, ${EMOSTREAM_E2E_SERVER:-real} server)"
 EMOSTREAM_E2E_SERVER=${EMOSTREAM_E2E_SERVER:-real} node --test --test-reporter=spec test/e2e.test.mjs
+
+echo "== /live page and rooms end to end (headless Chromium, real server, fake VTube Studio)"
+EMOSTREAM_E2E_SERVER=${EMOSTREAM_E2E_SERVER:-real} node --test --test-reporter=spec test/live.e2e.test.mjs

@@ -4,7 +4,7 @@ validators, shared by the transport, load-test and plugin tests.
 * :func:`check_client` — a message a client sends: valid, and (strict) no field the schema does
   not name, so a typo or a field the server would silently ignore fails the test.
 * :func:`check_event` — an event the server sends: valid and strict (every field it writes is
-  in the schema).
+  in the schema); :func:`check_room_event` — one a room listener gets.
 * :func:`schema_accepts` — the schema's verdict on a raw text frame, for comparison with the
   server's: the schema's ``x-envelope`` rules (an object, nesting depth, valid Unicode) and then
   ``#/$defs/client_message`` (not strict: the server ignores fields it does not know).
@@ -29,8 +29,8 @@ from jsonschema import Draft202012Validator
 from emostream.transport import schema as protocol_schema
 
 CLIENT_DEFS = ("start", "text", "flush", "end", "cancel", "line", "clear", "speech_request")
-EVENT_DEFS = ("started", "segment", "timestamps", "words", "done", "error", "line_dropped",
-              "queue")  # fmt: skip
+EVENT_DEFS = ("started", "segment", "timestamps", "words", "mouth", "done", "error",
+              "line_dropped", "queue", "room_hello")  # fmt: skip
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -57,6 +57,12 @@ def check_client(msg: dict[str, Any], name: str = "client_message") -> None:
 
 def check_event(event: dict[str, Any]) -> None:
     problems = errors(event, "server_event")
+    assert not problems, (event, problems)
+
+
+def check_room_event(event: dict[str, Any]) -> None:
+    """An event a room listener gets (``$defs/room_event``), strict."""
+    problems = errors(event, "room_event")
     assert not problems, (event, problems)
 
 

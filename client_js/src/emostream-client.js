@@ -18,12 +18,16 @@
 // emitted when the playback clock reaches the word's start — the words actually played, not the
 // words received (audio arrives ahead of playback). Stats then carry wordsPlayed (played to their
 // end; after cancel(): what the listener heard) and wordsSent (the server's done.words_sent).
+// With start({mouth: true}) (or the `onMouth` option): mouth ({open, form, viseme, t}: the
+// server's mouth shape of the 20 ms frame heard now, by the same playback clock; REST, open 0,
+// once the utterance has played), for an avatar's lips (mouth-track.js).
 
 import { Emitter } from './emitter.js';
 import { createDecoder as defaultCreateDecoder } from './decoder.js';
 import { openSocket } from './socket.js';
 import { AudioPlayer } from './player.js';
 import { WordTrack } from './word-track.js';
+import { MouthTrack, REST } from './mouth-track.js';
 import { START_FIELDS } from './protocol-schema.js';
 
 export { AudioPlayer } from './player.js';
@@ -71,6 +75,7 @@ class Utterance {
     this.samplesDecoded = 0; // at the decoder's output rate
     this.decodedRate = null;
     this.words = new WordTrack();
+    this.mouth = new MouthTrack();
     this.firstPacketMs = null;
     this.firstAudioMs = null;
     this.segments = [];
@@ -103,6 +108,8 @@ export class EmoStreamClient extends Emitter {
    * @param {object} [options.defaults] default start fields (voice, emotion, speed, ...)
    * @param {() => number} [options.now] clock in ms (performance.now)
    * @param {Function} [options.createDecoder] inject a decoder factory (tests)
+   * @param {(frame: object) => void} [options.onMouth] mouth shapes as they are heard: asks
+   *   every utterance for them (start field mouth) and listens to the `mouth` event
    */
   constructor({
     url,
@@ -116,6 +123,7 @@ export class EmoStreamClient extends Emitter {
     defaults = {},
     now = () => globalThis.performance.now(),
     createDecoder = defaultCreateDecoder,
+    onMouth,
   } = {}) {
     super();
     this.url = url || defaultStreamUrl();
@@ -129,7 +137,8 @@ export class EmoStreamClient extends Emitter {
     this.wasmUrl = wasmUrl;
     this.OpusDecoderClass = OpusDecoderClass;
     this.format = { ...format };
-    this.defaults = { ...defaults };
+    this.defaults = onMouth ? { mouth: true, ...defaults } : { ...defaults };
+    if (onMouth) this.on('mouth', onMouth);
     this.now = now;
     this._createDecoder = createDecoder;
     /** @type {'closed'|'connecting'|'idle'|'starting'|'streaming'|'ending'|'cancelling'} */
@@ -408,6 +417,12 @@ export class EmoStreamClient extends Emitter {
         }
         this.emit('words', msg);
         return;
+      case 'mouth':
+        if (utt && !utt.cancelled) {
+          utt.mouth.add(msg);
+          this._startWordClock();
+        }
+        return;
       case 'done':
         if (!utt) return;
         utt.done = msg;
@@ -487,10 +502,20 @@ export class EmoStreamClient extends Emitter {
     return ms;
   }
 
-  /** Emit `word` for every word whose start the playback clock has reached. */
+  /** Emit `word` for every word whose start the playback clock has reached (and `mouth` for
+   * the frame heard now; REST once it has all played, or at a cut). */
   _advanceWords(utt, positionMs = this._playedMs(utt)) {
     if (utt.cancelled || utt.finished) return;
     for (const word of utt.words.advance(positionMs)) this.emit('word', word);
+    const frame = utt.mouth.advance(positionMs);
+    if (frame) this.emit('mouth', frame);
+  }
+
+  /** The utterance is over (played, cut or failed): a mouth that moved comes to rest. */
+  _restMouth(utt) {
+    if (utt.mouth.current === null || utt.mouth.current === REST) return;
+    utt.mouth.current = REST;
+    this.emit('mouth', REST);
   }
 
   _startWordClock() {
@@ -546,6 +571,7 @@ export class EmoStreamClient extends Emitter {
     // Played out (drained, or decode only): every word was heard. Cut short (cancel, a new
     // start, the server's cancel): the words stopped where the clock was at the cut.
     if (!utt.cancelled && !utt.cut && !(utt.done && utt.done.cancelled)) this._advanceWords(utt, Infinity);
+    this._restMouth(utt);
     utt.finished = true;
     if (this._draining === utt) this._draining = null;
     if (!this._utt && !this._draining) this._stopWordClock();
@@ -557,6 +583,7 @@ export class EmoStreamClient extends Emitter {
 
   _fail(utt, err) {
     if (utt.finished) return;
+    this._restMouth(utt);
     utt.finished = true;
     if (!this._utt || this._utt === utt) this._stopWordClock();
     if (this._utt === utt) {

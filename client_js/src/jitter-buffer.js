@@ -90,6 +90,16 @@ export class JitterBuffer {
     this.ended = true;
   }
 
+  /**
+   * More input after end(), on the same timeline (the next utterance of a room played back to
+   * back): keeps the counters and what is queued; idle after a drain, it buffers again (the
+   * silence between the two is not an underrun).
+   */
+  reopen() {
+    this.ended = false;
+    if (this.state === 'idle') this.state = 'buffering';
+  }
+
   /** Barge-in: drop everything queued at once and go idle. */
   clear() {
     this._read = 0;

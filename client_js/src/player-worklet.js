@@ -3,6 +3,7 @@
 //
 // Messages in  (port): {type:'config', prebufferMs?, growMs?, maxPrebufferMs?}
 //                      {type:'begin', gen} {type:'push', samples: Float32Array} {type:'end'} {type:'clear', gen}
+//                      {type:'reopen'}: more audio after 'end' on the same timeline (jitter-buffer.js)
 // Messages out (port): {type:'playing'|'underrun'|'drained', ...}  (see jitter-buffer.js)
 //                      {type:'stats', samplesPlayed, buffered, underruns, prebufferMs, state}
 //                      every `statsEveryQuanta` render quanta while not idle, and once on clear.
@@ -43,6 +44,9 @@ class EmoStreamPlayerProcessor extends AudioWorkletProcessor {
         break;
       case 'end':
         b.end();
+        break;
+      case 'reopen':
+        b.reopen();
         break;
       case 'clear':
         this.gen = msg.gen || 0;

@@ -147,6 +147,35 @@ export class AudioPlayer extends Emitter {
     this._post({ type: 'push', samples: s }, [s.buffer]);
   }
 
+  /**
+   * More audio after end(), on the same timeline: samplesPlayed and samplesPushed go on (a
+   * room's next utterance, played back to back). Call before pushing it.
+   */
+  reopen() {
+    this._resampler = null;
+    if (this.stats.state === 'idle') this.stats.state = 'buffering';
+    this._post({ type: 'reopen' });
+  }
+
+  /**
+   * Where the listener is now on this timeline, in samples: the worklet's last report moved on
+   * by the context frames that became audible since (AudioContext.getOutputTimestamp: the
+   * output latency included), never past what was pushed. Like positionSamples(), for clocks
+   * that must match what is heard (mouth shapes); falls back to it where getOutputTimestamp
+   * is missing.
+   */
+  audibleSamples(nowMs = globalThis.performance.now()) {
+    const ctx = this.context;
+    const at = this._at;
+    if (!ctx || typeof ctx.getOutputTimestamp !== 'function') return this.positionSamples();
+    if (!at || this.stats.state !== 'playing') return Math.min(this.stats.samplesPlayed, this.samplesPushed);
+    const ts = ctx.getOutputTimestamp();
+    if (!ts || !ts.performanceTime) return this.positionSamples();
+    const audible = (ts.contextTime + (nowMs - ts.performanceTime) / 1000) * ctx.sampleRate;
+    // A report's samplesPlayed includes its own render quantum (128 frames from `frame`).
+    return Math.max(0, Math.min(at.played - 128 + Math.round(audible - at.frame), this.samplesPushed));
+  }
+
   /** No more audio for this utterance; `drained` follows when it has all played. */
   end() {
     this._post({ type: 'end' });

@@ -130,7 +130,7 @@ export const PROTOCOL_SCHEMA = {
    "type": "object",
    "properties": {
     "voice": {
-     "description": "a voice id (GET /v1/voices); the server's default when left out",
+     "description": "a voice id (GET /v1/voices) or the name given to one of the caller's cloned voices; the server's default when left out",
      "anyOf": [
       {
        "$ref": "#/$defs/non_blank_string"
@@ -243,8 +243,59 @@ export const PROTOCOL_SCHEMA = {
      ],
      "default": false,
      "description": "words events, and sent_samples/sent_ms/words_sent in done"
+    },
+    "mouth": {
+     "type": [
+      "boolean",
+      "null"
+     ],
+     "default": false,
+     "description": "mouth events: a mouth shape (opening, form, viseme) per 20 ms frame, for an avatar's lips"
+    },
+    "room": {
+     "description": "publish the utterance into this room as well (POST /v1/rooms; the caller's own room): its listeners (/v1/rooms/{name}/listen, the /live page) hear the same audio, with words and mouth events; unknown_room when there is no such room of the caller's",
+     "anyOf": [
+      {
+       "$ref": "#/$defs/room_name"
+      },
+      {
+       "type": "null"
+      }
+     ]
+    },
+    "voices": {
+     "description": "a voice per language, {\"en\": \"af_heart\", \"zh\": \"zf_xiaoxiao\"}: each segment is cut where its language changes and spoken by its language's voice (a language left out: voice if it speaks it, else a voice given here that speaks it, else the stock voice nearest in timbre); each segment event then says its voice and language. A language key other than en and zh: bad_value; a voice that does not speak its language: unsupported_language. Docs: protocol.md, A voice per language",
+     "anyOf": [
+      {
+       "type": "object",
+       "propertyNames": {
+        "enum": [
+         "en",
+         "zh"
+        ]
+       },
+       "additionalProperties": {
+        "anyOf": [
+         {
+          "$ref": "#/$defs/non_blank_string"
+         },
+         {
+          "type": "null"
+         }
+        ]
+       }
+      },
+      {
+       "type": "null"
+      }
+     ]
     }
    }
+  },
+  "room_name": {
+   "type": "string",
+   "pattern": "^[A-Za-z0-9._:-]{1,64}$",
+   "description": "1-64 characters of A-Z a-z 0-9 . _ : -"
   },
   "start": {
    "description": "Begin an utterance (v1.1: open a context). Every field optional.",
@@ -575,7 +626,7 @@ export const PROTOCOL_SCHEMA = {
      "x-error": "model_not_found"
     },
     "voice": {
-     "description": "a voice id (GET /v1/voices), one of OpenAI's voice names (alloy, nova, ...: Settings.openai_voices) or OpenAI's {\"id\": ...}; the server's default when left out",
+     "description": "a voice id (GET /v1/voices), the name given to one of the caller's cloned voices, one of OpenAI's voice names (alloy, nova, ...: Settings.openai_voices) or OpenAI's {\"id\": ...}; when left out, the default voice of the input's language (GET /v1/voices: defaults)",
      "anyOf": [
       {
        "$ref": "#/$defs/non_blank_string"
@@ -635,6 +686,10 @@ export const PROTOCOL_SCHEMA = {
     },
     "cache": {
      "$ref": "#/$defs/controls/properties/cache"
+    },
+    "voices": {
+     "$ref": "#/$defs/start_fields/properties/voices",
+     "description": "a voice per language, as a start's (protocol.md, A voice per language); the response's X-EmoStream-Voices says the voice of each language"
     },
     "response_format": {
      "type": [
@@ -820,6 +875,23 @@ export const PROTOCOL_SCHEMA = {
      "type": "boolean",
      "description": "when asked: whether this voice gives words events"
     },
+    "voices": {
+     "type": "object",
+     "description": "with start.voices: the voice that speaks each language (as given, or filled in); voice and controls then hold for every one of them",
+     "required": [
+      "en",
+      "zh"
+     ],
+     "properties": {
+      "en": {
+       "type": "string"
+      },
+      "zh": {
+       "type": "string"
+      }
+     },
+     "additionalProperties": false
+    },
     "id": {
      "type": "string",
      "description": "a line's id (a queued line starting)"
@@ -833,6 +905,15 @@ export const PROTOCOL_SCHEMA = {
       "lite"
      ],
      "description": "present when a cluster admitted the utterance on a lighter path because every model replica was full (README 'Cluster', ray_degrade=lite)"
+    },
+    "room": {
+     "type": "string",
+     "description": "the room the utterance is published into (start.room)"
+    },
+    "utterance": {
+     "type": "integer",
+     "minimum": 1,
+     "description": "room listeners: the room's count of utterances"
     }
    }
   },
@@ -861,6 +942,17 @@ export const PROTOCOL_SCHEMA = {
     "start_ms": {
      "type": "number",
      "minimum": 0
+    },
+    "voice": {
+     "type": "string",
+     "description": "with start.voices: the voice that speaks this segment"
+    },
+    "language": {
+     "enum": [
+      "en",
+      "zh"
+     ],
+     "description": "with start.voices: this segment's language (zh when it holds a Chinese character)"
     }
    }
   },
@@ -1002,6 +1094,77 @@ export const PROTOCOL_SCHEMA = {
     "id": {
      "type": "string",
      "description": "a line's id"
+    },
+    "superseded": {
+     "const": true,
+     "description": "room listeners: the room moved on to a newer utterance (cancelled is true; stop this one's audio now)"
+    }
+   }
+  },
+  "mouth": {
+   "description": "Mouth shapes of the 20 ms frames from start_ms on the stream's audio timeline (when asked: start.mouth; always for room listeners), sent before the audio they cover. Apply frame i when the playout clock reaches start_ms + i * frame_ms.",
+   "type": "object",
+   "required": [
+    "type",
+    "start_ms",
+    "frame_ms",
+    "open",
+    "form",
+    "viseme"
+   ],
+   "properties": {
+    "type": {
+     "const": "mouth"
+    },
+    "context_id": {
+     "$ref": "#/$defs/event_context_id"
+    },
+    "start_ms": {
+     "type": "number",
+     "minimum": 0
+    },
+    "frame_ms": {
+     "const": 20
+    },
+    "open": {
+     "type": "array",
+     "items": {
+      "type": "number",
+      "minimum": 0,
+      "maximum": 1
+     },
+     "description": "0 closed to 1 wide open"
+    },
+    "form": {
+     "type": "array",
+     "items": {
+      "type": "number",
+      "minimum": -1,
+      "maximum": 1
+     },
+     "description": "-1 rounded (oo) to 1 spread (ee)"
+    },
+    "viseme": {
+     "type": "array",
+     "items": {
+      "enum": [
+       "sil",
+       "PP",
+       "FF",
+       "TH",
+       "DD",
+       "kk",
+       "CH",
+       "SS",
+       "nn",
+       "RR",
+       "aa",
+       "E",
+       "I",
+       "O",
+       "U"
+      ]
+     }
     }
    }
   },
@@ -1049,6 +1212,7 @@ export const PROTOCOL_SCHEMA = {
     "unknown_voice",
     "voice_unavailable",
     "unsupported_control",
+    "unsupported_language",
     "not_started",
     "already_started",
     "already_ended",
@@ -1076,7 +1240,12 @@ export const PROTOCOL_SCHEMA = {
     "non_finite",
     "silent",
     "clipped",
-    "no_speech"
+    "no_speech",
+    "unknown_room",
+    "room_refused",
+    "too_many_listeners",
+    "slow_listener",
+    "room_closed"
    ],
    "x-groups": {
     "message": [
@@ -1091,7 +1260,8 @@ export const PROTOCOL_SCHEMA = {
     "voice": [
      "unknown_voice",
      "voice_unavailable",
-     "unsupported_control"
+     "unsupported_control",
+     "unsupported_language"
     ],
     "state": [
      "not_started",
@@ -1128,6 +1298,13 @@ export const PROTOCOL_SCHEMA = {
      "silent",
      "clipped",
      "no_speech"
+    ],
+    "rooms": [
+     "unknown_room",
+     "room_refused",
+     "too_many_listeners",
+     "slow_listener",
+     "room_closed"
     ]
    }
   },
@@ -1208,6 +1385,7 @@ export const PROTOCOL_SCHEMA = {
       "segment",
       "timestamps",
       "words",
+      "mouth",
       "done",
       "error",
       "line_dropped",
@@ -1268,6 +1446,18 @@ export const PROTOCOL_SCHEMA = {
      "if": {
       "properties": {
        "type": {
+        "const": "mouth"
+       }
+      }
+     },
+     "then": {
+      "$ref": "#/$defs/mouth"
+     }
+    },
+    {
+     "if": {
+      "properties": {
+       "type": {
         "const": "done"
        }
       }
@@ -1310,6 +1500,157 @@ export const PROTOCOL_SCHEMA = {
      },
      "then": {
       "$ref": "#/$defs/queue"
+     }
+    }
+   ]
+  },
+  "room_hello": {
+   "description": "A room listener's first event: the room it joined. A listener hears from the next utterance that starts (one in progress is skipped).",
+   "type": "object",
+   "required": [
+    "type",
+    "room",
+    "listeners",
+    "speaking"
+   ],
+   "properties": {
+    "type": {
+     "const": "room"
+    },
+    "room": {
+     "type": "string"
+    },
+    "listeners": {
+     "type": "integer",
+     "minimum": 1,
+     "description": "listeners of the room, this one included"
+    },
+    "speaking": {
+     "type": "boolean",
+     "description": "an utterance is in progress (this listener starts at the next one)"
+    }
+   }
+  },
+  "room_event": {
+   "description": "Any JSON event a room listener gets (GET /v1/rooms/{name}/listen?token=..., a WebSocket): room first, then for each utterance started (with room, utterance and codec_delay_ms), segment, words, mouth, done, the binary frames between them as in v1 (bare payloads); queue (the publisher's line queue, when its lines name the room) at any time; error (room_refused, too_many_listeners, slow_listener, room_closed, shutting_down) before the server closes the socket.",
+   "type": "object",
+   "required": [
+    "type"
+   ],
+   "properties": {
+    "type": {
+     "enum": [
+      "room",
+      "started",
+      "segment",
+      "words",
+      "mouth",
+      "done",
+      "queue",
+      "error"
+     ]
+    }
+   },
+   "allOf": [
+    {
+     "if": {
+      "properties": {
+       "type": {
+        "const": "room"
+       }
+      }
+     },
+     "then": {
+      "$ref": "#/$defs/room_hello"
+     }
+    },
+    {
+     "if": {
+      "properties": {
+       "type": {
+        "const": "started"
+       }
+      }
+     },
+     "then": {
+      "$ref": "#/$defs/started",
+      "required": [
+       "room",
+       "utterance",
+       "codec_delay_ms"
+      ]
+     }
+    },
+    {
+     "if": {
+      "properties": {
+       "type": {
+        "const": "segment"
+       }
+      }
+     },
+     "then": {
+      "$ref": "#/$defs/segment"
+     }
+    },
+    {
+     "if": {
+      "properties": {
+       "type": {
+        "const": "words"
+       }
+      }
+     },
+     "then": {
+      "$ref": "#/$defs/words"
+     }
+    },
+    {
+     "if": {
+      "properties": {
+       "type": {
+        "const": "mouth"
+       }
+      }
+     },
+     "then": {
+      "$ref": "#/$defs/mouth"
+     }
+    },
+    {
+     "if": {
+      "properties": {
+       "type": {
+        "const": "done"
+       }
+      }
+     },
+     "then": {
+      "$ref": "#/$defs/done"
+     }
+    },
+    {
+     "if": {
+      "properties": {
+       "type": {
+        "const": "queue"
+       }
+      }
+     },
+     "then": {
+      "$ref": "#/$defs/queue"
+     }
+    },
+    {
+     "if": {
+      "properties": {
+       "type": {
+        "const": "error"
+       }
+      }
+     },
+     "then": {
+      "$ref": "#/$defs/error"
      }
     }
    ]

@@ -145,3 +145,33 @@ test("the server's codec_delay_ms replaces the default look-ahead", async () => 
   await tick(45);
   assert.deepEqual(heard, ['Hello', 'there'], '6.5 ms would put it at 397 ms');
 });
+
+test('onMouth: asks for mouth shapes and gets each frame when the playback clock reaches it', async () => {
+  const player = new FakePlayer();
+  const frames = [];
+  const client = new EmoStreamClient({
+    url: 'ws://test/v1/stream', WebSocket: FakeWebSocket, player, createDecoder: fakeDecoderFactory(),
+    onMouth: (f) => frames.push([f.t, f.open, f.viseme]),
+  });
+  const opening = client.open();
+  const ws = FakeWebSocket.last();
+  ws.serverOpen();
+  await opening;
+  const finished = client.speak('Hi.');
+  await tick();
+  assert.equal(ws.messages[0].mouth, true, 'the start asks for mouth events');
+  ws.serverEvent({ ...started, word_timestamps: undefined });
+  ws.serverEvent({ type: 'mouth', start_ms: 0, frame_ms: 20, open: [0, 0.7, 0.2], form: [0, 0.1, 0], viseme: ['sil', 'aa', 'E'] });
+  ws.serverAudio(new Uint8Array(100));
+  await tick(45);
+  assert.deepEqual(frames, [], 'nothing played yet');
+  player.emitPlaying();
+  player.stats.samplesPlayed = 48 * (25 + OPUS_LOOKAHEAD_MS); // 25 ms heard: the second frame
+  await tick(45);
+  assert.deepEqual(frames, [[20, 0.7, 'aa']]);
+  ws.serverEvent({ type: 'done', audio_ms: 60, first_audio_ms: 40, rtf: 0.1, cancelled: false });
+  await tick();
+  player.drain();
+  await finished;
+  assert.deepEqual(frames.slice(1), [[40, 0.2, 'E'], [-1, 0, 'sil']], 'played out, then at rest');
+});

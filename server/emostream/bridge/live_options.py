@@ -1,5 +1,6 @@
 """``emostream danmaku``'s options for live chat: a platform source, the chat policy's rules
-and the reply step (the command's other options are in :mod:`emostream.cli`).
+and the reply step (the command's other options: :mod:`emostream.cli`; its run:
+:mod:`emostream.cli.danmaku`).
 
 :func:`add_live_arguments` adds them to the command's parser (imports nothing heavy: the CLI
 builds its parser before it knows the command); :func:`live_setup` turns them into what the
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -91,14 +93,18 @@ class LiveSetup:
     policy: ChatPolicy
     reply: ReplyOptions | None
 
-    def outbox(self, fields: dict[str, Any], max_held: int) -> Outbox | ReplyOutbox:
+    def outbox(
+        self, fields: dict[str, Any], max_held: int, language_voices: Mapping[str, str]
+    ) -> Outbox | ReplyOutbox:
+        """``language_voices``: the voice of a line (a reply: of the line it answers) in that
+        language when ``fields`` name none (``--voice``, ``--voices``)."""
         if self.reply is not None:
             from emostream.bridge.reply.outbox import ReplyOutbox
 
-            return ReplyOutbox(fields=fields, max_held=max_held)
+            return ReplyOutbox(fields=fields, max_held=max_held, language_voices=language_voices)
         from emostream.bridge.lines import Outbox
 
-        return Outbox(fields=fields, max_held=max_held)
+        return Outbox(fields=fields, max_held=max_held, language_voices=language_voices)
 
     def pace_lead_s(self, given: float | None) -> float | None:
         """The bridge's pacing: as given; a reply step paces itself (the server paces only

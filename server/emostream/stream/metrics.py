@@ -43,6 +43,11 @@ class Metrics:
             "emostream_utterances", "Utterances finished", ["transport", "outcome"], registry=r
         )
         self.errors = Counter("emostream_errors", "Errors sent, by code", ["code"], registry=r)
+        self.refused_messages = Counter(
+            "emostream_refused_stream_messages",
+            "Messages for a refused start's utterance (text, flush, end, cancel), dropped "
+            "without an answer, by type", ["type"], registry=r,
+        )  # fmt: skip
         self.refinements = Counter(
             "emostream_clone_refinements",
             "Clone refinements settled by this process, by outcome (refined, refine_failed, "
@@ -53,6 +58,11 @@ class Metrics:
             "Utterances refused busy by the runner's admission, by reason", ["reason"],
             registry=r,
         )  # fmt: skip
+        self.loop_lag = Gauge(
+            "emostream_loop_lag_p95_seconds",
+            "The event loop's p95 lag over the last second (engine=process front ends)",
+            registry=r,
+        )
         self.degraded = Counter(
             "emostream_degraded_streams", "Utterances admitted on a lighter path", registry=r
         )
@@ -85,6 +95,22 @@ class Metrics:
         self.phrase_cache_fallbacks = Counter(
             "emostream_phrase_cache_redis_fallbacks",
             "Phrase-cache Redis operations that failed or were skipped", registry=r,
+        )  # fmt: skip
+        # Rooms (transport.rooms): one synthesis heard by many listeners.
+        self.room_listeners = Gauge(
+            "emostream_room_listeners", "Room listeners connected now", registry=r,
+            multiprocess_mode="livesum",
+        )  # fmt: skip
+        self.room_utterances = Counter(
+            "emostream_room_utterances", "Utterances published into a room", registry=r
+        )
+        self.room_frames = Counter(
+            "emostream_room_frames", "Audio frames sent to room listeners (one per listener)",
+            registry=r,
+        )  # fmt: skip
+        self.room_dropped = Counter(
+            "emostream_room_listeners_dropped", "Room listeners dropped, by reason", ["reason"],
+            registry=r,
         )  # fmt: skip
         self.gpu_memory = Gauge(
             "emostream_gpu_memory_bytes", "GPU memory held by the server's processes",

@@ -10,7 +10,9 @@ The steps, in order:
   whitespace, full-width ASCII, emoji, symbols; chat handles read as words
   (:mod:`emostream.text.handles`, whose word list :meth:`TextFrontEnd.warm` loads);
 * **segment** (:class:`~emostream.text.splitter.Segmenter`): sentences, long clauses, and a short
-  first segment so the first audio comes early;
+  first segment so the first audio comes early; with ``languages`` (a voice per language),
+  each segment cut again where its language changes
+  (:func:`~emostream.text.languages.split_languages`);
 * **locate** (with word timestamps only; :class:`TextMap`): where each segment's characters
   came from in the text as the client sent it. Normalising changes what the client sent
   (``Ｈ`` → ``H``, ``&`` → ``and``, ``...`` → ``…``), but a word timestamp must still name the
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 
 from emostream.text import handles
 from emostream.text.context import spoken_text
+from emostream.text.languages import split_languages
 from emostream.text.normalize import normalize
 from emostream.text.splitter import Segmenter
 
@@ -145,12 +148,17 @@ class TextFrontEnd:
 
     ``locate``: keep where every normalised character came from, so that :meth:`locate` can
     place each segment in the text as sent (word timestamps). ``segmenter``: the segmenter to
-    cut with (a fresh :class:`~emostream.text.splitter.Segmenter` if None)."""
+    cut with (a fresh :class:`~emostream.text.splitter.Segmenter` if None). ``languages``: cut
+    each segment where its language changes (an utterance with a voice per language)."""
 
-    def __init__(self, *, locate: bool = False, segmenter: Segmenter | None = None) -> None:
+    def __init__(
+        self, *, locate: bool = False, segmenter: Segmenter | None = None, languages: bool = False
+    ) -> None:
         self._segmenter = Segmenter() if segmenter is None else segmenter
         self._map = TextMap() if locate else None
         self._chars = 0
+        self._languages = languages
+        self._emitted = 0
 
     @staticmethod
     def warm() -> None:
@@ -165,9 +173,9 @@ class TextFrontEnd:
         return normalize(raw) if raw.strip() else raw
 
     @classmethod
-    def split(cls, text: str) -> list[str]:
+    def split(cls, text: str, *, languages: bool = False) -> list[str]:
         """A whole text's segments (the HTTP speech route, one-shot synthesis)."""
-        front = cls()
+        front = cls(languages=languages)
         return front.feed(text, normalize(text)) + front.flush()
 
     def feed(self, raw: str, normalized: str | None = None) -> list[str]:
@@ -177,11 +185,17 @@ class TextFrontEnd:
         self._chars += len(text)
         if self._map is not None:
             self._map.add(raw, text)
-        return self._segmenter.feed(text)
+        return self._cut(self._segmenter.feed(text))
 
     def flush(self) -> list[str]:
         """Release what is buffered as segments (a ``flush``, or the end of the text)."""
-        return self._segmenter.flush()
+        return self._cut(self._segmenter.flush())
+
+    def _cut(self, segments: list[str]) -> list[str]:
+        if self._languages:
+            segments = [piece for s in segments for piece in split_languages(s)]
+        self._emitted += len(segments)
+        return segments
 
     def locate(self, segment: str) -> SegmentSource:
         """Where the next segment (in the order they were returned) came from in the text as
@@ -203,4 +217,4 @@ class TextFrontEnd:
     @property
     def emitted(self) -> int:
         """Segments returned so far."""
-        return self._segmenter.emitted
+        return self._emitted

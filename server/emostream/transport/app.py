@@ -40,6 +40,9 @@ from emostream.transport.openai_api import (
     model_routes,
     resolve_aliases,
 )
+from emostream.transport.rooms.api import room_routes
+from emostream.transport.rooms.registry import RoomHub
+from emostream.transport.voice_samples import SampleCache, sample
 from emostream.transport.voices_api import voice_routes
 from emostream.transport.websocket.connection import stream_endpoint
 from emostream.voices.catalog import VoiceCatalog, load_catalog
@@ -139,6 +142,7 @@ def create_app(
     # One enrolment path: POST /v1/voices uploads and WebSocket reference_audio clips.
     intake = ClipIntake()
     enroller = Enroller(intake, encoder, cache=cache)
+    rooms = rooms_for(settings, metrics)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -167,6 +171,8 @@ def create_app(
         app.state.voice_aliases = resolve_aliases(
             svc.settings.voice_aliases(), svc.catalog, svc.settings.default_voice
         )
+        if settings.engine == "process":  # the engine sees the device, not this process
+            svc.watch_loop()
         holder.append(svc)
         running = svc
         from emostream.voices.cloning.refine_jobs import refinements_for  # not at import
@@ -186,6 +192,7 @@ def create_app(
             yield
         finally:
             restore_sigterm()
+            rooms.close_all("shutting_down", "the server is shutting down; reconnect shortly")
             await refinements.aclose()
             await svc.aclose()
             if device is not None:
@@ -197,6 +204,7 @@ def create_app(
         WebSocketRoute("/v1/stream", stream_endpoint),
         Route("/v1/audio/speech", http.speech, methods=["POST"]),
         Route("/v1/voices", http.voices, methods=["GET"]),
+        Route("/v1/voices/{voice_id}/sample", sample, methods=["GET"]),
         *model_routes(),
         *voice_routes(
             registry,
@@ -206,6 +214,9 @@ def create_app(
             limits=limits,
             metrics=metrics,
             refinements=lambda: refiners[0] if refiners else None,
+            is_stock=lambda vid: bool(holder) and vid in holder[0].catalog,
+            stock_view=http.stock_voice_view,
+            unknown=http.unknown_voice_message,
         ),
         *compat_routes(),  # ElevenLabs' and Cartesia's APIs (docs/compat.md)
         Route("/v1/tokens", mint_token, methods=["POST"]),
@@ -213,6 +224,7 @@ def create_app(
         Route("/metrics", http.metrics, methods=["GET"]),
     ]
     client = find_client_dir()
+    routes += room_routes(client)  # rooms, their listeners and the /live page (docs/live.md)
     if client is not None:
         routes.append(Mount("/", StaticFiles(directory=client, html=True), name="client"))
     middleware = [Middleware(Guard, auth=auth, rules=rules, metrics=metrics, shape=error_shape)]
@@ -232,4 +244,19 @@ def create_app(
     app.state.auth = auth
     app.state.limits = limits
     app.state.drain = drain
+    app.state.rooms = rooms
+    app.state.samples = SampleCache()
     return app
+
+
+def rooms_for(settings: Settings, metrics: Metrics) -> RoomHub:
+    """The process's rooms, kept in ``data_dir``; none under several workers (each would hold
+    rooms of its own, and a listener would reach another's)."""
+    why_not = ""
+    if settings.workers > 1:
+        why_not = "rooms live in one server process: serve with --workers 1 to use them"
+    return RoomHub(
+        path=Path(settings.data_dir).expanduser() / "rooms.json", max_rooms=settings.max_rooms,
+        max_listeners=settings.room_max_listeners,
+        queue_bytes=settings.room_listener_queue_bytes, why_not=why_not, metrics=metrics,
+    )  # fmt: skip

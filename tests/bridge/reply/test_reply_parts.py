@@ -136,6 +136,36 @@ def test_once_emotion_support_is_known_words_follow_the_start_at_once() -> None:
     assert send(ob, 0.1) == [{**FIELDS, "type": "start"}, {"type": "text", "text": "Hello there"}]
 
 
+def test_a_reply_goes_where_the_lines_go_in_the_voice_of_the_line_it_answers() -> None:
+    """``--room`` and ``--voices`` reach the reply's start; with no voice named, a reply to a
+    Mandarin line is spoken by the Mandarin voice (as a Mandarin line would be), an English
+    one by the server's default."""
+    fields = {"format": FIELDS["format"], "room": "main"}
+    ob = ReplyOutbox(fields=fields, language_voices={"zh": "zf_xiaoxiao"})
+    ob.emotion_ok = True
+    ob.add(ChatLine(text="主播晚上好", id="z"), 0)
+    ob.add(ChatLine(text="good evening", id="e"), 0.1)
+    for voice in ("zf_xiaoxiao", None):
+        job = ob.next_ask(0.2)
+        assert job is not None
+        ob.piece(job, "[happy] 你好 hello", 0.3)
+        start = send(ob, 0.3)[0]
+        assert start["room"] == "main" and start.get("voice") == voice
+        ob.finished(job, 0.4)
+        send(ob, 0.4)
+        ob.on_event({"type": "started", "controls": {"emotion": True}}, 0.45)
+        ob.on_event({"type": "done"}, 0.5)
+    named = ReplyOutbox(fields={**fields, "voices": {"en": "af_heart", "zh": "zm_yunxi"}},
+                        language_voices={"zh": "zf_xiaoxiao"})  # fmt: skip
+    named.emotion_ok = True
+    named.add(ChatLine(text="主播晚上好", id="z"), 0)
+    job = named.next_ask(0)
+    assert job is not None
+    named.piece(job, "你好", 0.1)
+    start = named.to_send(0.1)[0][0]
+    assert "voice" not in start and start["voices"]["zh"] == "zm_yunxi"
+
+
 def test_a_voice_without_emotion_gets_the_reply_again_without_it() -> None:
     ob = ReplyOutbox(fields={**FIELDS, "voice": "joe"})
     ob.add(line("a"), 0)

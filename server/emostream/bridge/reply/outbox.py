@@ -23,11 +23,13 @@ unknown tag or a voice without emotion, ``"event":"failed"`` for an endpoint tha
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from emostream.bridge.lines import ChatLine, Tally
 from emostream.bridge.reply.tags import TagReader
+from emostream.voices.stock_voices import language_of
 
 State = Literal["asking", "starting", "open", "ended"]
 MAX_REPLY_LOG_CHARS = 500
@@ -58,10 +60,17 @@ class ReplyJob:
 
 
 class ReplyOutbox:
-    def __init__(self, *, fields: dict[str, Any] | None = None, max_held: int = 64) -> None:
+    def __init__(
+        self,
+        *,
+        fields: dict[str, Any] | None = None,
+        max_held: int = 64,
+        language_voices: Mapping[str, str] | None = None,
+    ) -> None:
         if max_held < 1:
             raise ValueError("max_held must be >= 1")
         self.fields = dict(fields or {})
+        self.language_voices = dict(language_voices or {})
         self.max_held = max_held
         self.tally = Tally()
         self.emotion_ok: bool | None = None  # the voice takes emotion (None: not known yet)
@@ -212,9 +221,14 @@ class ReplyOutbox:
 
     # -- helpers ---------------------------------------------------------------------------
     def _start(self, job: ReplyJob) -> dict[str, Any]:
-        """The reply's ``start``: the bridge's fields, with the tag's emotion (neutral: the
-        bridge's own, if it has one); none at all for a voice that does not take it."""
+        """The reply's ``start``: the bridge's fields (a room, a voice per language: the
+        reply goes where the bridge's lines go), with the tag's emotion (neutral: the bridge's
+        own, if it has one); none at all for a voice that does not take it. With no voice named,
+        the voice of the asked line's language (``language_voices``)."""
         msg = {**self.fields, "type": "start"}
+        voice = self.language_voices.get(language_of(job.line.text))
+        if voice is not None and "voice" not in msg and "voices" not in msg:
+            msg["voice"] = voice  # the reply in the language of the line it answers
         if job.reader.emotion not in (None, "neutral"):
             msg["emotion"] = job.reader.emotion
         if self.emotion_ok is False:

@@ -11,7 +11,8 @@
    Requests with no ``Origin`` (curl, SDKs) pass.
 3. For ``/v1/*``, ``/tts/*`` (Cartesia's API) and ``/metrics`` (never ``/healthz``
    or the static demo page), the caller's principal goes in the scope (:func:`principal_of`), or
-   ``401``.
+   ``401``; not for a room listener's WebSocket (``/v1/rooms/{name}/listen``), whose
+   credential is the room's token (:mod:`emostream.transport.rooms.api`).
 
 A refusal is an HTTP JSON error (on a WebSocket upgrade the same, as a denial response, so nothing
 is accepted), counted in ``emostream_errors``; in OpenAI's shape, or in the shape ``shape`` gives
@@ -27,6 +28,7 @@ the same credential in the headers the ElevenLabs and Cartesia clients send (``x
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from urllib.parse import parse_qs
 
@@ -45,6 +47,8 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PROTECTED = ("/v1/", "/tts/")  # path prefixes that need a principal (and /metrics)
 KEY_HEADERS = ("xi-api-key", "x-api-key")  # ElevenLabs' and Cartesia's clients' key headers
 QUERY_KEY_PATHS = frozenset({"/tts/websocket"})  # ?api_key= (Cartesia's WebSocket clients)
+# A room listener's socket: the room's token is its credential (transport.rooms.api), no key.
+ROOM_LISTEN = re.compile(r"/v1/rooms/[^/]+/listen")
 # The error body for a path: (status, code, message) -> response; None: OpenAI's shape.
 ErrorShape = Callable[[str], Callable[[int, str, str], JSONResponse] | None]
 
@@ -83,7 +87,8 @@ class Guard:
             await self._refuse(scope, receive, send, *refusal)
             return
         scope[PRINCIPAL] = None
-        if self.auth.enabled and (path.startswith(PROTECTED) or path == "/metrics"):
+        listener = scope["type"] == "websocket" and ROOM_LISTEN.fullmatch(path) is not None
+        if self.auth.enabled and (path.startswith(PROTECTED) or path == "/metrics") and not listener:
             try:
                 scope[PRINCIPAL] = self._principal(conn, scope, path)
             except AuthError as exc:

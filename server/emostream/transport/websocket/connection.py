@@ -9,8 +9,9 @@ An utterance is admitted (a stream slot taken) before ``started`` is sent, and e
 utterance that got ``started`` gets exactly one ``done``, however early it is cancelled. A
 ``start`` refused there (``busy``, with ``retry_after_ms``: the stream limit or the runner's
 admission) gets that error as its one answer: the text, flush and end the client sent for it
-are then dropped quietly (:meth:`ContextRouter.refused`). The voice a ``start`` names is looked
-up once, by the protocol (:meth:`StreamConnection._lookup`); the utterance speaks what it found.
+are then dropped quietly, only counted (:meth:`ContextRouter.refused`). The voice a ``start``
+names is looked up once, by the protocol (:class:`~emostream.transport.websocket.caller_voices.
+CallerVoices`); the utterance speaks what it found.
 
 Bounds (README "Security and limits"): per-key streams and characters per minute
 (:mod:`emostream.transport.edge.limits`); a connection with no client message and no audio sent
@@ -25,6 +26,9 @@ Contexts (protocol v1.1, :mod:`emostream.transport.websocket.contexts`): every l
 an utterance of its own with its own task, so several speak at once; their binary frames carry
 the context's channel (:mod:`emostream.transport.websocket.frames`) and their events its
 ``context_id``. A v1 connection has one utterance at a time (context ``None``) and bare frames.
+
+Rooms (:mod:`emostream.transport.rooms`): an utterance whose ``start`` (or ``line``) names a room
+also goes to that room's listeners, through its :class:`~emostream.transport.rooms.hub.RoomTap`.
 """
 
 from __future__ import annotations
@@ -32,8 +36,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -42,15 +44,12 @@ from emostream.stream.service import SpeechService
 from emostream.stream.streamer import Packet, UtteranceRequest, UtteranceStats
 from emostream.text.frontend import EspeakCrashed
 from emostream.transport.drain import GOING_AWAY, SHUTTING_DOWN, Drain
-from emostream.transport.edge.guard import principal_of, voice_visible
+from emostream.transport.edge.guard import principal_of
 from emostream.transport.edge.limits import KeyLimits
 from emostream.transport.errors import INVALID_UTF8, INVALID_UTF8_REASON, error
-from emostream.transport.messages import ProtocolError
-from emostream.transport.voice_access import (
-    STORE_UNAVAILABLE,
-    clone_unavailable,
-    store_unavailable_message,
-)
+from emostream.transport.rooms.publishing import Publishing
+from emostream.transport.rooms.registry import RoomHub
+from emostream.transport.websocket.caller_voices import CallerVoices
 from emostream.transport.websocket.contexts import ContextRouter, Routed, tagged
 from emostream.transport.websocket.intake import TextIntake
 from emostream.transport.websocket.line_player import LinePlayer
@@ -60,17 +59,16 @@ from emostream.transport.websocket.protocol import (
     BeginUtterance,
     CancelUtterance,
     ClearLines,
+    Dropped,
     EndOfInput,
     EnqueueLine,
     QueueSegments,
     SendError,
     SessionProtocol,
-    StartRequest,
 )
 from emostream.transport.websocket.sender import BoundedSender
+from emostream.transport.websocket.start_request import StartRequest
 from emostream.transport.websocket.utterance import Utterance, admit, segment_texts
-from emostream.voices.base import Voice
-from emostream.voices.cloning.registry import StoreUnavailable
 
 log = logging.getLogger(__name__)
 SUBPROTOCOL = "emostream.v1"  # accepted when offered (browsers passing a token offer both)
@@ -85,15 +83,6 @@ class _Cut(Exception):
     """The client stopped reading: the utterance ends as cancelled."""
 
 
-@contextmanager
-def _store_down_refused() -> Iterator[None]:
-    """The voice registry out of reach: a ``store_unavailable`` refusal (the protocol's)."""
-    try:
-        yield
-    except StoreUnavailable as exc:
-        raise ProtocolError(STORE_UNAVAILABLE, store_unavailable_message(exc)) from None
-
-
 class StreamConnection:
     def __init__(
         self,
@@ -102,12 +91,16 @@ class StreamConnection:
         *,
         limits: KeyLimits | None = None,
         drain: Drain | None = None,
+        rooms: RoomHub | None = None,
     ) -> None:
         self.ws = ws
         self.service = service
         self.principal = principal_of(ws)
         self.limits = limits or KeyLimits()
         self.drain = drain or Drain()
+        self.rooms = Publishing(rooms, self.principal, self._send_json,
+                                codec_delay_ms=service.opus_delay_ms)  # fmt: skip
+        self.voices = CallerVoices(service, ws.app, self.principal, lambda: self.intake.refs)
         self.router = ContextRouter(
             self._new_protocol, max_contexts=service.settings.max_contexts_per_connection
         )
@@ -120,7 +113,7 @@ class StreamConnection:
             on_stall=lambda: self._request_stop(SLOW_READER),
         )  # fmt: skip
         self.lines = LinePlayer(
-            service.settings, may_start=self._line_may_start, send=self._send_json,
+            service.settings, may_start=self._line_may_start, send=self.rooms.send,
             start=self._start_line,
         )  # fmt: skip
         self._utts: dict[str | None, Utterance] = {}  # by context (None: v1)
@@ -133,33 +126,17 @@ class StreamConnection:
     def _new_protocol(self) -> SessionProtocol:
         settings = self.service.settings
         return SessionProtocol(
-            lookup_voice=self._lookup,
+            lookup_voice=self.voices.lookup,
             default_voice=settings.default_voice,
             max_text_chars=settings.max_text_chars,
             line_ttl_ms=settings.line_ttl_ms,
             new_stream_id=self.service.new_stream_id,
-            unavailable=self._unavailable,
+            unavailable=self.voices.unavailable,
+            match_voice=self.service.timbre_match,
+            unknown=self.voices.unknown,
             opus_delay_ms=self.service.opus_delay_ms,
+            room_access=self.rooms.access,
         )
-
-    # -- voices this caller may use (registry down: the protocol refuses the start or line
-    # with ``store_unavailable``, and the connection goes on) ------------------------------
-    def _lookup(self, voice_id: str) -> Voice | None:
-        """The voice to speak (a clone is read from the registry unless built already): the
-        one lookup of an utterance's voice, carried on its request to :meth:`_begin`."""
-        with _store_down_refused():
-            if voice_id in self.intake.refs or self._visible(voice_id):
-                return self.service.voice(voice_id)
-        return None
-
-    def _unavailable(self, voice_id: str) -> str | None:
-        with _store_down_refused():
-            if self._visible(voice_id):
-                return clone_unavailable(self.ws.app, voice_id)
-        return None
-
-    def _visible(self, voice_id: str) -> bool:
-        return voice_visible(self.service.registry, self.principal, voice_id)
 
     # -- drain ------------------------------------------------------------------------
     @property
@@ -291,9 +268,12 @@ class StreamConnection:
                 self._stoppers.add(stopper)
                 stopper.add_done_callback(self._stoppers.discard)
         elif isinstance(action, EnqueueLine):
+            self.rooms.line(action)
             await self.lines.enqueue(action, context)
         elif isinstance(action, ClearLines):
             await self.lines.clear()
+        elif isinstance(action, Dropped):  # a refused start's later message: no answer
+            self.service.metrics.refused_messages.labels(action.kind).inc()
 
     async def _begin(
         self,
@@ -306,7 +286,8 @@ class StreamConnection:
         before anything is awaited (nothing a client sends meanwhile can reach them)."""
         req = action.request
         voice = req.spoken  # what the protocol's lookup found: not looked up again
-        if voice is None:  # (a lookup that gave only the voice's info: nothing speaks it)
+        voices = req.voices_spoken()
+        if voice is None or voices is None:  # (a lookup gave only an info: nothing speaks it)
             gone = SendError("unknown_voice", f"voice {req.voice.id!r} is gone")
             await self._refuse(gone, req, context, line_id)
             return
@@ -320,18 +301,22 @@ class StreamConnection:
         utt.line_id = line_id
         utt.context_id = context
         utt.channel = self.router.channel_of(context)
+        utt.room = self.rooms.tap(req)
         self._utts[context] = utt
         for item in then or ():
             utt.take(item)
         started = action.started_event
         if slot.degraded:  # admitted on a lighter path (README "Cluster": degradation)
             started = {**started, "degraded": slot.degraded}
+        utt.relay(started)
         await self._send_json(started)
         if utt.done_sent:  # a line's start, cancelled while started was being sent
             return
         request = UtteranceRequest(voice=voice, controls=req.controls, fmt=req.fmt,
                                    timestamps=req.timestamps, stream_id=req.stream_id,
-                                   word_timestamps=req.word_timestamps)  # fmt: skip
+                                   word_timestamps=req.word_timestamps or req.room_words,
+                                   mouth=req.mouth or req.room is not None,
+                                   voices=voices)  # fmt: skip
         utt.task = asyncio.create_task(self._speak(utt, request))
 
     async def _refuse(
@@ -370,10 +355,11 @@ class StreamConnection:
                             utt.sent_samples += item.samples
                             self.lines.playout.sent(utt.played_s(item), time.monotonic())
                         self._last_activity = time.monotonic()
-                    elif item.body.get("type") == "words":
-                        await self._send_json(utt.tag(utt.place_words(item.body)))
-                    else:
-                        await self._send_json(utt.tag(item.body))
+                    else:  # (a room's listeners get words and mouth events, asked or not)
+                        body = item.body
+                        utt.relay(utt.place_words(body) if body["type"] == "words" else body)
+                        if utt.asked(body):
+                            await self._send_json(utt.tag(body))
                     if self.sender.stalled:
                         raise _Cut
                 cancelled = stats.truncated
@@ -425,6 +411,7 @@ class StreamConnection:
             done.update(utt.sent_report())
         if utt.line_id is not None:
             done["id"] = utt.line_id
+        utt.relay(done)
         done = utt.tag(done)
         if self.sender.stalled:
             self._unsent_done = done  # follows the slow_reader error, if the client reads again
@@ -494,4 +481,5 @@ async def stream_endpoint(ws: WebSocket) -> None:
     state = ws.app.state
     service: SpeechService = state.service
     limits = getattr(state, "limits", None)
-    await StreamConnection(ws, service, limits=limits, drain=getattr(state, "drain", None)).run()
+    drain, rooms = getattr(state, "drain", None), getattr(state, "rooms", None)
+    await StreamConnection(ws, service, limits=limits, drain=drain, rooms=rooms).run()

@@ -9,22 +9,27 @@ reports the utterance finished. ``cancel`` returns to ``idle`` at once.
 Every bad message yields an :class:`SendError` action and leaves the state as it was.
 A ``start`` the I/O layer refused after all (``busy``: admission or the stream limit; its one
 answer is that error) leaves ``refused``: the client's ``text``, ``flush``, ``end`` and
-``cancel`` for it are dropped without an answer (``end`` and ``cancel`` return to ``idle``),
-and a new ``start`` is taken as in ``idle``.
+``cancel`` for it are dropped without an answer (a :class:`Dropped` action, which the I/O layer
+only counts; ``end`` and ``cancel`` return to ``idle``), and a new ``start`` is taken as in
+``idle``.
 
 Fields are checked by the validators shared with ``POST /v1/audio/speech``
 (:mod:`emostream.transport.messages`); a line's own fields come from the protocol's JSON Schema
 (:mod:`emostream.transport.schema`). A ``start``'s voice is looked up once: what the lookup
-found rides on its :class:`StartRequest` (``spoken``) to the I/O layer, which speaks it.
+found rides on its :class:`~.start_request.StartRequest` (``spoken``) to the I/O layer, which speaks it. With
+``voices`` (a voice per language) each is looked up, the languages it leaves out are filled in
+(:func:`emostream.voices.per_language.resolve`), and the utterance's text is cut where its
+language changes.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from emostream.codec.packetizer import FRAME_MS, OutputFormat
+from emostream.codec.packetizer import FRAME_MS
 from emostream.text.frontend import SegmentSource, TextFrontEnd
 from emostream.text.splitter import Segmenter
 from emostream.transport import schema
@@ -37,26 +42,21 @@ from emostream.transport.messages import (
     parse_controls,
     parse_format,
     voice_field,
+    voices_field,
 )
-from emostream.voices.base import Controls, UnsupportedControl, Voice, VoiceInfo, check_controls
+from emostream.transport.websocket.start_request import StartRequest
+from emostream.voices.base import (
+    ALL_CONTROLS,
+    UnsupportedControl,
+    Voice,
+    VoiceInfo,
+    check_controls,
+)
+from emostream.voices.per_language import LanguageMismatch, resolve
 
 NOTHING_SPEAKABLE = "the utterance had no speakable text (voices here read English and Mandarin)"
 
 State = Literal["idle", "open", "ending", "refused"]
-
-
-@dataclass(frozen=True)
-class StartRequest:
-    voice: VoiceInfo
-    controls: Controls
-    fmt: OutputFormat
-    timestamps: bool
-    stream_id: str
-    word_timestamps: bool = False  # asked for, and the voice can time words
-    cache: bool = True  # the phrase cache may answer (and keep) this utterance
-    # The voice the lookup found, spoken as it is (no second lookup); None where the lookup
-    # gives only its info (tests, the schema's checks: nothing speaks there).
-    spoken: Voice | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,14 @@ class EndOfInput:
 @dataclass(frozen=True)
 class CancelUtterance:
     """Stop audio now and report ``done`` with ``cancelled: true``."""
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """A ``text``, ``flush``, ``end`` or ``cancel`` for an utterance whose ``start`` was
+    refused: not answered (the refusal was its one answer), only counted."""
+
+    kind: str
 
 
 @dataclass(frozen=True)
@@ -112,7 +120,7 @@ class ClearLines:
 
 Action = (
     BeginUtterance | QueueSegments | EndOfInput | CancelUtterance | SendError | EnqueueLine
-    | ClearLines
+    | ClearLines | Dropped
 )  # fmt: skip
 # From the schema (protocol.schema.json), the one definition of the protocol's fields.
 MAX_LINE_ID_CHARS = schema.max_length("line", "id")
@@ -126,6 +134,7 @@ DEFAULT_MIN_CHARS = int(schema.default("start", "min_chars"))
 _LINE_ONLY = tuple(
     k for k in schema.own_fields("line") if k not in ("context_id", "reference_audio")
 )
+ROOM_NAME = re.compile(schema.definition("room_name")["pattern"])
 # What a voice lookup finds: the voice to speak, or (where nothing speaks) only its info.
 Found = Voice | VoiceInfo
 
@@ -142,8 +151,17 @@ class SessionProtocol:
     new_stream_id: Callable[[], str] = field(default=lambda: "")
     # Why a known voice cannot speak here (e.g. a clone with no model for it), else None.
     unavailable: Callable[[str], str | None] = field(default=lambda _id: None)
+    # The stock voice of a language nearest in timbre to a voice (``voices``: a language left
+    # out), or None.
+    match_voice: Callable[[Voice, str], Voice | None] = field(default=lambda _v, _l: None)
+    # The answer to a voice not found (short, with the closest names: voice_access).
+    unknown: Callable[[str], str] = field(
+        default=lambda v: f"unknown voice {v[:100]!r}; see GET /v1/voices"
+    )
     # The Opus encoder's look-ahead (ms) that a v1.1 ``started`` reports as ``codec_delay_ms``.
     opus_delay_ms: float = 6.5
+    # Why this caller may not publish into a room (no such room of theirs), else None.
+    room_access: Callable[[str], str | None] = field(default=lambda _name: None)
     state: State = "idle"
     _front: TextFrontEnd = field(default_factory=TextFrontEnd)  # this utterance's text
     _request: StartRequest | None = None
@@ -190,7 +208,7 @@ class SessionProtocol:
         if self.state == "refused" and kind in ("text", "flush", "end", "cancel"):
             if kind in ("end", "cancel"):  # the refused utterance's last message
                 self.state = "idle"
-            return []  # its one answer was the refusal
+            return [Dropped(kind)]  # its one answer was the refusal
         try:
             return handler(msg)
         except ProtocolError as exc:
@@ -221,35 +239,58 @@ class SessionProtocol:
         self, msg: dict[str, Any], stream_id: str
     ) -> tuple[StartRequest, dict[str, Any]]:
         """A validated ``start`` (no state change) and its ``started`` event."""
+        explicit = msg.get("voice") is not None
         voice_id = voice_field(msg, self.default_voice)
+        asked_ids = voices_field(msg)
         reference = msg.get("reference_audio")
         if reference is not None and (not isinstance(reference, str) or not reference):
             raise ProtocolError("bad_value", "'reference_audio' must be a base64 string")
-        found = self.lookup_voice(voice_id)
-        if found is None:
-            reason = self.unavailable(voice_id)
-            if reason:
-                raise ProtocolError("voice_unavailable", reason)
-            raise ProtocolError(
-                "unknown_voice", f"unknown voice {voice_id[:100]!r}; see GET /v1/voices"
-            )
-        info = found if isinstance(found, VoiceInfo) else found.info
-        spoken: Voice | None = None if isinstance(found, VoiceInfo) else found
+        found = self._find(voice_id)
+        asked = {lang: self._find(vid, lang) for lang, vid in asked_ids.items()}
         controls = parse_controls(msg)
-        try:
-            check_controls(info, controls)
-            if reference is not None and "speaker" not in info.controls:
-                raise UnsupportedControl(info.id, {"speaker"})
-        except UnsupportedControl as exc:
-            raise ProtocolError("unsupported_control", str(exc)) from exc
         fmt = parse_format(msg.get("format"))
         timestamps = bool_field(msg, "timestamps")
         words = bool_field(msg, "word_timestamps")
         cache = bool_field(msg, "cache", True)
+        mouth = bool_field(msg, "mouth")
+        room = self._room(msg)
+        languages: dict[str, Found] = {}
+        if asked:  # (after the message's own fields: a bad field is told first)
+            try:
+                languages = resolve(asked, voice=found, explicit=explicit, info=_info,
+                                    match=self._match)  # fmt: skip
+            except LanguageMismatch as exc:
+                raise ProtocolError("unsupported_language", str(exc)) from exc
+            if not explicit:  # the voice given first stands for the utterance
+                found = next(iter(asked.values()))
+        info = _info(found)
+        spoken: Voice | None = None if isinstance(found, VoiceInfo) else found
+        infos = {info.id: info, **{_info(v).id: _info(v) for v in languages.values()}}
+        try:
+            for each in infos.values():
+                check_controls(each, controls)
+            if reference is not None and "speaker" not in info.controls:
+                raise UnsupportedControl(info.id, {"speaker"})
+        except UnsupportedControl as exc:
+            raise ProtocolError("unsupported_control", str(exc)) from exc
+        if len({each.sample_rate for each in infos.values()}) > 1:
+            raise ProtocolError(
+                "bad_value", "'voices': the voices of one utterance must share a sample rate "
+                f"({', '.join(f'{i.id} {i.sample_rate} Hz' for i in infos.values())})",
+                "voices",
+            )  # fmt: skip
+        timed = all(each.word_timestamps for each in infos.values())
         request = StartRequest(
             info, controls, fmt, timestamps, stream_id,
-            word_timestamps=words and info.word_timestamps, cache=cache, spoken=spoken,
+            word_timestamps=words and timed, cache=cache, spoken=spoken,
+            mouth=mouth, room=room, room_words=room is not None and timed,
+            languages=tuple((lang, _info(v)) for lang, v in languages.items()),
+            spoken_languages=tuple(
+                (lang, None if isinstance(v, VoiceInfo) else v) for lang, v in languages.items()
+            ),
         )  # fmt: skip
+        # Controls every voice of the utterance takes (one voice: its own report).
+        report = {name: all(name in i.controls for i in infos.values()) for name in ALL_CONTROLS}
         started = {
             "type": "started",
             "stream_id": request.stream_id,
@@ -257,11 +298,45 @@ class SessionProtocol:
             "codec": fmt.codec,
             "frame_ms": FRAME_MS,
             "voice": info.id,
-            "controls": info.controls_report(),
+            "controls": report,
         }
+        if languages:
+            started["voices"] = {lang: each.id for lang, each in request.languages}
         if words:  # asked: say whether this voice gives them
-            started["word_timestamps"] = info.word_timestamps
+            started["word_timestamps"] = timed
+        if room is not None:
+            started["room"] = room
         return request, started
+
+    def _room(self, msg: dict[str, Any]) -> str | None:
+        """``room``: a well-formed name of a room this caller may publish into, or None."""
+        room = msg.get("room")
+        if room is None:
+            return None
+        if not isinstance(room, str) or not ROOM_NAME.fullmatch(room):
+            raise ProtocolError(
+                "bad_value", "'room' must be 1-64 characters of A-Z a-z 0-9 . _ : -", "room"
+            )
+        refused = self.room_access(room)
+        if refused is not None:
+            raise ProtocolError("unknown_room", refused, "room")
+        return room
+
+    def _match(self, voice: Found, language: str) -> Found | None:
+        return None if isinstance(voice, VoiceInfo) else self.match_voice(voice, language)
+
+    def _find(self, voice_id: str, language: str | None = None) -> Found:
+        """The voice ``voice_id`` names (``language``: given for it in ``voices``), or
+        ``unknown_voice`` / ``voice_unavailable``."""
+        found = self.lookup_voice(voice_id)
+        if found is not None:
+            return found
+        where = "" if language is None else f" (voices.{language})"
+        reason = self.unavailable(voice_id)
+        if reason:
+            raise ProtocolError("voice_unavailable", reason + where)
+        lead = "" if language is None else f"voices.{language}: "
+        raise ProtocolError("unknown_voice", lead + self.unknown(voice_id))
 
     def _begin(self, request: StartRequest, started: dict[str, Any],
                segmenter: Segmenter | None = None) -> BeginUtterance:  # fmt: skip
@@ -269,7 +344,9 @@ class SessionProtocol:
         is cut only at punctuation."""
         self._reset()
         self._request = request
-        self._front = TextFrontEnd(locate=request.word_timestamps, segmenter=segmenter)
+        locate = request.word_timestamps or request.room_words
+        self._front = TextFrontEnd(locate=locate, segmenter=segmenter,
+                                   languages=request.cut_languages)  # fmt: skip
         self.state = "open"
         return BeginUtterance(request, started)
 
@@ -324,7 +401,8 @@ class SessionProtocol:
         except ProtocolError as exc:  # e.g. the voice was deleted while the line waited
             return [SendError(exc.code, exc.message)]
         speed = request.controls.speed
-        if "speed" in request.voice.controls and speed_factor != 1.0:
+        takes_speed = all("speed" in info.controls for info in request.infos)
+        if takes_speed and speed_factor != 1.0:
             speed = round(min(2.0, speed * speed_factor), 3)
             request = replace(request, controls=replace(request.controls, speed=speed))
         started = {**started, "id": line_id, "speed": speed}
@@ -390,6 +468,10 @@ class SessionProtocol:
         self.state = "idle"
         self._front = TextFrontEnd()
         self._request = None
+
+
+def _info(found: Found) -> VoiceInfo:
+    return found if isinstance(found, VoiceInfo) else found.info
 
 
 def segmenter_for(msg: dict[str, Any]) -> Segmenter:

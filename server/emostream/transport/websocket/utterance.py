@@ -24,14 +24,15 @@ from emostream.stream.streamer import Packet
 from emostream.text.frontend import SegmentSource
 from emostream.transport.edge.limits import KeyLimits, LimitExceeded, StreamPermit
 from emostream.transport.errors import retry_after_ms
+from emostream.transport.rooms.hub import RoomTap
 from emostream.transport.websocket.contexts import tagged
 from emostream.transport.websocket.frames import encode_frame
 from emostream.transport.websocket.protocol import (
     EndOfInput,
     QueueSegments,
     SendError,
-    StartRequest,
 )
+from emostream.transport.websocket.start_request import StartRequest
 
 END = object()  # put on an utterance's queue after its last segment
 
@@ -93,6 +94,7 @@ class Utterance:
     context_id: str | None = None  # v1.1: its context (None: a v1 utterance)
     channel: int | None = None  # v1.1: the channel in its binary frames' header
     frames: int = 0  # binary frames sent so far (the next frame's sequence number)
+    room: RoomTap | None = None  # published into a room as well (start.room)
 
     def take(self, action: object) -> None:
         """Segments to speak (:class:`QueueSegments`) or the end of its text
@@ -111,8 +113,30 @@ class Utterance:
             return FRAME_MS / 1000.0
         return len(packet.data) / 2 / self.req.fmt.sample_rate
 
+    def asked(self, body: dict[str, Any]) -> bool:
+        """Whether the client asked for this event (a room's listeners get ``words`` and
+        ``mouth`` events whether the publisher asked for them or not)."""
+        kind = body.get("type")
+        if kind == "words":
+            return self.req.word_timestamps
+        return self.req.mouth if kind == "mouth" else True
+
+    def relay(self, body: dict[str, Any]) -> None:
+        """An event of the utterance, to its room's listeners (``started``, ``done``, or one
+        the room relays)."""
+        if self.room is not None:
+            kind = body.get("type")
+            if kind == "started":
+                self.room.started(body)
+            elif kind == "done":
+                self.room.done(body)
+            else:
+                self.room.event(body)
+
     def frame(self, payload: bytes) -> bytes:
         """The binary frame for one packet: bare (v1), or with the v1.1 header."""
+        if self.room is not None:
+            self.room.frame(payload)
         if self.channel is None:
             return payload
         data = encode_frame(self.channel, self.frames, payload)
