@@ -1,5 +1,7 @@
 """Opening a room from the command line (``emostream room``, ``danmaku --room``) against the
-real server: the link, the same token again, refusals said plainly, lines published."""
+real server: the link, the same token again, refusals said plainly, lines published; and the
+streamer's setup, a platform's chat answered into a room (local fakes of Bilibili and of a
+chat model)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ import websockets
 
 from emostream.bridge.room_client import RoomRefused, open_room, rooms_url
 from emostream.cli import main
+from tests.bridge import fakes
+from tests.bridge.fake_chat_model import FakeChatModel
 from tests.conftest import ServerThread
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,3 +79,48 @@ async def test_danmaku_publishes_its_lines_into_the_room(server: ServerThread) -
     events = await listening
     assert [e["type"] for e in events if e["type"] in ("started", "done")] == ["started", "done"]
     assert next(e for e in events if e["type"] == "started")["id"] == "c1"
+
+
+async def test_the_streamers_setup_bilibili_chat_answered_into_a_room(
+    server: ServerThread,
+) -> None:
+    """The whole command as a streamer runs it: ``--source bilibili:ROOM --room NAME`` with the
+    reply step: a danmaku from the platform is answered by the chat model, and the reply is
+    what the room's page hears (``--source`` and ``--reply-*`` from live_options, ``--room``
+    from the room client, in one parser and one run)."""
+    scripts: list[list[fakes.Step]] = [
+        [fakes.bili_msg(fakes.danmu("hello streamer", 1, "ming", "d1")), ("hold",)]
+    ]
+    model = FakeChatModel([["[happy]", " Hi ming,", " welcome to the stream."]])
+    room = open_room(server.ws_url, "stream-room", api_key=None)
+    url = f"ws://127.0.0.1:{server.port}/v1/rooms/stream-room/listen?token={room['token']}"
+    listening = asyncio.create_task(_listen(url, 1))
+    await asyncio.sleep(0.5)
+    with ServerThread(model.app) as endpoint:
+        async with fakes.FakeBilibili(scripts) as fake:
+            bridge = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "emostream", "danmaku", "--url", server.ws_url,
+                "--source", "bilibili:7", "--source-url", fake.api, "--room", "stream-room",
+                "--reply-url", f"{endpoint.url}/v1", "--reply-model", "fake-1", "-o", "none",
+                stdin=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE, cwd=ROOT,
+                env={"PYTHONPATH": str(ROOT / "server"), "PATH": "/usr/bin:/bin"},
+            )  # fmt: skip
+            try:
+                events = await asyncio.wait_for(listening, 120)
+            finally:
+                bridge.terminate()
+                _, stderr = await asyncio.wait_for(bridge.communicate(), 60)
+    assert bridge.returncode == 0, stderr.decode()
+    log = [json.loads(line) for line in stderr.decode().splitlines() if line.startswith("{")]
+    assert log[0] == {"type": "bridge", "event": "room", "room": "stream-room",
+                      "listen_url": room["listen_url"]}  # fmt: skip
+    assert model.requests[0]["messages"][-1]["content"] == "ming: hello streamer"
+    (spoken,) = [e for e in log if e["type"] == "reply" and e["event"] == "spoken"]
+    assert spoken["text"] == "Hi ming, welcome to the stream."
+    started = [e for e in log if e["type"] == "started"]
+    assert started and all(e["room"] == "stream-room" for e in started)
+    # the page heard the reply, whole: its words, one utterance not cut short
+    heard = " ".join(e["text"] for e in events if e["type"] == "segment")
+    assert "welcome to the stream" in heard
+    (done,) = [e for e in events if e["type"] == "done"]
+    assert not done["cancelled"] and done["audio_ms"] > 500

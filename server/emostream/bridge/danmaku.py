@@ -10,6 +10,12 @@ by default every line goes to it at once. With ``pace_lead_s`` (for a server tha
 pace: ``line_pace_lead_ms`` 0, or one older than that setting) the bridge sends one line at a
 time, when less than that much received audio is left to play (see
 :class:`~emostream.bridge.lines.Playout`).
+With a chat source (``--source bilibili:ROOM`` or ``twitch:CHANNEL``,
+:mod:`emostream.bridge.sources`) the platform's chat events replace stdin: each goes through
+the :class:`~emostream.bridge.chat.policy.ChatPolicy` (priorities, limits, block list,
+de-duplication) before it is held. With a reply step (:mod:`emostream.bridge.reply`) the
+outbox is a :class:`~emostream.bridge.reply.outbox.ReplyOutbox`: each line is answered by a
+chat model and the answer is spoken as it streams, one at a time.
 On the end of input (stdin's EOF, or SIGINT/SIGTERM) the bridge waits
 until every line it holds is spoken or dropped (``drain``), then exits; a second signal, or
 ``drain=False``, exits at once.
@@ -31,8 +37,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from emostream.bridge.chat.events import ChatEvent
+from emostream.bridge.chat.policy import ChatPolicy
 from emostream.bridge.lines import Backoff, InputError, LineParser, Outbox, Playout
+from emostream.bridge.reply.client import Replier, ReplyOptions, cancel
+from emostream.bridge.reply.outbox import ReplyOutbox
 from emostream.bridge.sinks import AudioSink, OutputFormat
+from emostream.bridge.sources.connect import ChatSource, run_source
 
 log = logging.getLogger(__name__)
 TICK_S = 0.25  # how often held lines are looked at (expiry, busy retries, give-up)
@@ -123,15 +134,25 @@ class DanmakuBridge:
         self,
         options: BridgeOptions,
         parser: LineParser,
-        outbox: Outbox,
+        outbox: Outbox | ReplyOutbox,
         *,
         emit: Callable[[dict[str, Any]], None],
         audio: IO[bytes] | None,
         backoff: Backoff | None = None,
+        source: ChatSource | None = None,
+        policy: ChatPolicy | None = None,
+        reply: ReplyOptions | None = None,
     ) -> None:
         self.opts = options
         self.parser = parser
         self.outbox = outbox
+        self.source = source
+        self.policy = policy or ChatPolicy.default()
+        self.replier: Replier | None = None
+        if reply is not None:
+            if not isinstance(outbox, ReplyOutbox):
+                raise ValueError("a reply step needs a ReplyOutbox")
+            self.replier = Replier(reply, outbox, emit=emit, wake=self.changed)
         self.emit = emit
         self.sink = AudioSink(options.output_format)
         self.writer = AudioWriter(audio)
@@ -156,13 +177,35 @@ class DanmakuBridge:
             return
         for event in self.outbox.add(parsed, now):
             self.emit(event)
+        self.changed()
+
+    def feed_event(self, event: ChatEvent) -> None:
+        """One chat event from a platform: through the policy, then held like a line."""
+        now = time.monotonic()
+        lines, drops = self.policy.accept(event, now)
+        for drop in drops:
+            self.emit(drop)
+        self._hold(lines, now)
+
+    def _hold(self, lines: list[Any], now: float) -> None:
+        for line in lines:
+            for note in self.outbox.add(line, now):
+                self.emit(note)
+        if lines:
+            self.changed()
+
+    def changed(self) -> None:
+        """Something to send may have come: wake the sender (and the reply step)."""
         self.wake.set()
+        if self.replier is not None:
+            self.replier.poke()
 
     def end_of_input(self) -> None:
         if self.input_done.is_set() or not self.opts.drain:
             self.stop_now.set()
         self.input_done.set()
-        self.wake.set()
+        self._hold(self.policy.flush(), time.monotonic())  # gift combos still merging
+        self.changed()
 
     def _read_stdin(self, loop: asyncio.AbstractEventLoop, stream: IO[bytes]) -> None:
         """Thread: stdin lines into the loop (works for pipes, files and terminals alike)."""
@@ -233,7 +276,7 @@ class DanmakuBridge:
         async def recv_loop() -> None:
             async for msg in ws:
                 if isinstance(msg, bytes):
-                    if self.outbox.on_audio(len(msg)) is not None:
+                    if self.outbox.on_audio(len(msg), time.monotonic()) is not None:
                         self.writer.write(self.sink.frame(msg))
                         self.playout.audio(self.sink.duration_s(msg), time.monotonic())
                     continue
@@ -245,14 +288,14 @@ class DanmakuBridge:
                     continue
                 self.backoff.reset()  # the server talks to us: the connection works
                 self.emit(event)
-                if event.get("type") == "started" and "id" in event:
+                if event.get("type") == "started":  # a line's, or a reply's (no id)
                     try:
                         self.writer.write(self.sink.started(event))
                     except ValueError as exc:
                         self.emit({"type": "bridge", "event": "format", "message": str(exc)})
                 for note in self.outbox.on_event(event, time.monotonic()):
                     self.emit(note)
-                self.wake.set()
+                self.changed()
 
         sender = asyncio.create_task(send_loop())
         receiver = asyncio.create_task(recv_loop())
@@ -315,10 +358,51 @@ class DanmakuBridge:
                     await self.wake.wait()
 
     # -- run -----------------------------------------------------------------------------
+    async def _read_source(self, source: ChatSource) -> None:
+        """The platform's chat until the end of input; a source that cannot work ends it."""
+        backoff = Backoff(initial_s=1.0, max_s=self.opts.backoff_max_s)
+        failed = await run_source(source, on_event=self.feed_event, emit=self.emit,
+                                  stop=self.input_done, backoff=backoff)  # fmt: skip
+        if failed is not None:
+            self.fatal = f"the chat source failed: {failed}"
+            self.end_of_input()
+
+    async def _run_replier(self, replier: Replier) -> None:
+        try:
+            await replier.run()
+        except Exception as exc:  # noqa: BLE001 - a bug or a missing module: said, then exit
+            self.fatal = f"the reply step stopped: {type(exc).__name__}: {exc}"
+            self.stop_now.set()
+            self.changed()
+
+    async def _tick_policy(self) -> None:
+        """Gift combos that have gone quiet become lines."""
+        while True:
+            await asyncio.sleep(TICK_S)
+            if self.policy.merging:
+                self._hold(self.policy.due(time.monotonic()), time.monotonic())
+
+    def _summary(self) -> dict[str, Any]:
+        summary = {"type": "bridge", "event": "exit", **self.outbox.tally.as_dict(),
+                   "left": len(self.outbox), "connections": self.connections}  # fmt: skip
+        if self.source is not None:
+            summary["chat"] = {"accepted": self.policy.accepted,
+                               "dropped": dict(sorted(self.policy.dropped.items())),
+                               "source": dict(sorted(self.source.stats.items()))}  # fmt: skip
+        if self.replier is not None:
+            summary["replies_asked"] = self.replier.asked
+        return summary
+
     async def run(self, stdin: IO[bytes] | None = None) -> int:
         loop = asyncio.get_running_loop()
         server: asyncio.Server | None = None
-        if self.opts.listen:
+        tasks: list[asyncio.Task[None]] = []
+        if self.replier is not None:
+            tasks.append(asyncio.create_task(self._run_replier(self.replier)))
+        if self.source is not None:
+            tasks.append(asyncio.create_task(self._read_source(self.source)))
+            tasks.append(asyncio.create_task(self._tick_policy()))
+        elif self.opts.listen:
             server = await self._serve_input()
         else:
             source = stdin if stdin is not None else sys.stdin.buffer
@@ -331,6 +415,8 @@ class DanmakuBridge:
         try:
             await self._connection_loop()
         finally:
+            for task in tasks:
+                await cancel(task)
             for sig in signals:
                 with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                     loop.remove_signal_handler(sig)
@@ -341,8 +427,7 @@ class DanmakuBridge:
                         os.unlink(self.opts.listen.partition(":")[2])
             self.writer.write(self.sink.close())
             self.writer.close(self.sink.final_header())
-        summary = {"type": "bridge", "event": "exit", **self.outbox.tally.as_dict(),
-                   "left": len(self.outbox), "connections": self.connections}  # fmt: skip
+        summary = self._summary()
         if self.fatal:
             summary["error"] = self.fatal
         if self.writer.failed is not None:

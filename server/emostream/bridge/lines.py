@@ -47,6 +47,7 @@ class ChatLine:
     priority: int = 0
     ttl_ms: float = 8000.0
     user: str | None = None
+    prompt: str | None = None  # for a chat model (the reply step): who did and said what
 
 
 @dataclass(frozen=True)
@@ -337,7 +338,7 @@ class Outbox:
         return events
 
     # -- from the server -------------------------------------------------------------------
-    def on_audio(self, nbytes: int) -> str | None:
+    def on_audio(self, nbytes: int, now: float | None = None) -> str | None:
         """A binary frame arrived; the id of the line it belongs to (None: not a line's)."""
         line_id = self._speaking
         if line_id is not None and line_id in self._open:

@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 
+from emostream.bridge.live_options import add_live_arguments
 from emostream.cli.exits import EXIT_UNAVAILABLE
 
 __all__ = ["BENCHES", "EXIT_UNAVAILABLE", "main", "parser", "worker_app"]
@@ -159,10 +160,12 @@ def _keys_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 def _danmaku_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     d = sub.add_parser(
-        "danmaku", help="bridge: chat lines (JSON or text, stdin or a local socket) to a server",
+        "danmaku", help="bridge: chat lines (stdin, a local socket, or a live stream's chat: "
+        "Bilibili, Twitch) to a server",
         description="Read chat lines (JSON objects with text, priority, ttl_ms, id, user; or "
-        "plain text) from stdin or a local socket, speak each as a 'line' on one WebSocket, "
-        "write the audio and log the server's events as JSON lines.",
+        "plain text) from stdin or a local socket, or a live stream's chat (--source), speak "
+        "each as a 'line' on one WebSocket (or a chat model's reply to it: --reply-url), write "
+        "the audio and log the server's events as JSON lines (docs/live.md).",
     )  # fmt: skip
     d.add_argument("--url", default=DEFAULT_URL, help=f"the server's WebSocket ({DEFAULT_URL})")
     d.add_argument("--api-key", default=None, help="default: $EMOSTREAM_API_KEY")
@@ -222,6 +225,7 @@ def _danmaku_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--no-drain", action="store_true",
         help="at the end of input exit at once (default: once every line is spoken or dropped)",
     )  # fmt: skip
+    add_live_arguments(d)  # --source, the chat rules, --reply-*: bridge/live_options.py
 
 
 def _room_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -1,4 +1,5 @@
-"""``emostream danmaku``: chat lines from stdin or a local socket, spoken as ``line`` messages."""
+"""``emostream danmaku``: chat lines from stdin, a local socket or a live stream's chat
+(``--source``), spoken as ``line`` messages or answered by a chat model (``--reply-url``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import sys
 def run(args: argparse.Namespace) -> int:
     """``emostream danmaku``: chat lines from stdin or a local socket → ``line`` messages."""
     from emostream.bridge.danmaku import BridgeOptions, DanmakuBridge, EventLog, voices_option
-    from emostream.bridge.lines import LineParser, Outbox
+    from emostream.bridge.lines import LineParser
+    from emostream.bridge.live_options import live_setup
     from emostream.bridge.sinks import OutputFormat, codec_for, format_for_path
     from emostream.cli.room import room_opened
     from emostream.voices.stock_voices import CLIENT_VOICES
@@ -32,21 +34,22 @@ def run(args: argparse.Namespace) -> int:
     if args.no_cache:
         fields["cache"] = False
     api_key = args.api_key or os.environ.get("EMOSTREAM_API_KEY") or None
+    try:  # every option checked before the room is opened
+        if args.voices:
+            fields["voices"] = voices_option(args.voices)
+        parser = LineParser(ttl_ms=args.ttl_ms, max_chars=args.max_chars, template=args.template)
+        live = live_setup(args)  # --source, the chat rules, --reply-*: bridge/live_options.py
+    except ValueError as exc:
+        print(f"emostream danmaku: {exc}", file=sys.stderr)
+        return 2
     if args.room:
         if not room_opened(args.url, args.room, api_key, EventLog(sys.stderr)):
             return 2
         fields["room"] = args.room
-    try:
-        if args.voices:
-            fields["voices"] = voices_option(args.voices)
-        parser = LineParser(ttl_ms=args.ttl_ms, max_chars=args.max_chars, template=args.template)
-    except ValueError as exc:
-        print(f"emostream danmaku: {exc}", file=sys.stderr)
-        return 2
     options = BridgeOptions(
         url=args.url, api_key=api_key,
         fields=fields, listen=args.listen, output_format=fmt, drain=not args.no_drain,
-        pace_lead_s=args.pace_lead_s if args.pace_lead_s and args.pace_lead_s > 0 else None,
+        pace_lead_s=live.pace_lead_s(args.pace_lead_s),
     )  # fmt: skip
     events = open(args.events, "a", encoding="utf-8") if args.events else sys.stderr  # noqa: SIM115
     audio = None
@@ -57,9 +60,8 @@ def run(args: argparse.Namespace) -> int:
             audio = open(args.output, "wb")  # noqa: SIM115 (closed below)
         bridge = DanmakuBridge(
             options, parser,
-            Outbox(fields=fields, max_held=args.max_held,
-                   language_voices={} if args.voice else CLIENT_VOICES),
-            emit=EventLog(events), audio=audio,
+            live.outbox(fields, args.max_held, {} if args.voice else CLIENT_VOICES),
+            emit=EventLog(events), audio=audio, **live.bridge_args(),
         )  # fmt: skip
         return asyncio.run(bridge.run())
     finally:
