@@ -25,6 +25,7 @@ from emostream.engine.chunks import ChunkSchedule, bucketed_schedule, pad_side, 
 from emostream.engine.runner import Bucketed, Runner
 from emostream.engine.scheduling.scheduler import REFILL_AHEAD_S
 from emostream.text.context import spoken_text
+from emostream.text.pron.wire import display_text
 from emostream.voices.base import (
     Controls,
     Latent,
@@ -218,7 +219,7 @@ async def _acoustic_ahead(
                 # Off the event loop: G2P of the words not yet cached (~0.2 ms a word).
                 words = await asyncio.to_thread(request.voice.word_units, spoken, latent)
             stats.compute_s += clock() - t0
-            await out.put((spoken, latent, words))
+            await out.put((display_text(spoken), latent, words))  # overrides: as written
         await out.put(None)
     except asyncio.CancelledError:
         raise

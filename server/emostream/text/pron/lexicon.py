@@ -119,10 +119,10 @@ def parse_entries(raw: Any) -> tuple[Entry, ...]:
 def clean_name(name: Any) -> str:
     if not isinstance(name, str) or not name.strip():
         raise EntryError("name", "'name' must be a non-empty string")
-    name = " ".join(name.split())
-    if len(name) > MAX_NAME_CHARS:
+    cleaned = " ".join(name.split())
+    if len(cleaned) > MAX_NAME_CHARS:
         raise EntryError("name", f"'name' is over {MAX_NAME_CHARS} characters")
-    return name
+    return cleaned
 
 
 def new_dictionary_id() -> str:

@@ -92,9 +92,8 @@ class PronunciationReader:
             if isinstance(piece, Problem):
                 out.append(piece)
                 continue
-            plain = isinstance(piece, Plain) and piece.raw == piece.text
             if self._matcher is not None:
-                if plain:
+                if isinstance(piece, Plain) and piece.raw == piece.text:
                     out += self._matcher.feed(piece.text)
                     continue
                 out += self._matcher.release()  # an override or an escape: a barrier

@@ -236,8 +236,9 @@ def ipa_units(text: str) -> str:
                         "model's English sounds"
                     )
                 units.append(unit)
-        if units:
-            words.append(_place_stress(units))
+        placed = _place_stress(units)
+        if placed:
+            words.append(placed)
     if not words:
         raise PronunciationError("the IPA has no sound")
     return " ".join(words)
