@@ -243,6 +243,32 @@ export const PROTOCOL_SCHEMA = {
      ],
      "default": false,
      "description": "words events, and sent_samples/sent_ms/words_sent in done"
+    },
+    "pronunciation": {
+     "type": [
+      "string",
+      "null"
+     ],
+     "enum": [
+      "inline",
+      "off",
+      null
+     ],
+     "default": "inline",
+     "description": "inline: an override in the text says how a word is read (docs/protocol.md, Pronunciation): {行|hang2} (pinyin, tone digits 1-5, one syllable per hanzi), {Nguyen|/wɪn/} (IPA between slashes) or {Nguyen|win} (a respelling); braces without a | are text, \\{ is a literal brace. An override that cannot be said: error bad_pronunciation naming it, its word read as written. off: braces are text"
+    },
+    "pronunciation_dictionaries": {
+     "type": [
+      "array",
+      "null"
+     ],
+     "maxItems": 3,
+     "items": {
+      "type": "string",
+      "minLength": 1,
+      "maxLength": 64
+     },
+     "description": "ids of the caller's pronunciation dictionaries (POST /v1/pronunciation-dictionaries): their words are read as their entries say, the first dictionary's entry where two have a word. An id the caller has no dictionary of: unknown_dictionary"
     }
    }
   },
@@ -679,6 +705,12 @@ export const PROTOCOL_SCHEMA = {
      ],
      "description": "default 48000 for opus, 24000 for the others",
      "x-error": "bad_format"
+    },
+    "pronunciation": {
+     "$ref": "#/$defs/start_fields/properties/pronunciation"
+    },
+    "pronunciation_dictionaries": {
+     "$ref": "#/$defs/start_fields/properties/pronunciation_dictionaries"
     }
    }
   },
@@ -819,6 +851,17 @@ export const PROTOCOL_SCHEMA = {
     "word_timestamps": {
      "type": "boolean",
      "description": "when asked: whether this voice gives words events"
+    },
+    "pronunciation": {
+     "type": "array",
+     "items": {
+      "enum": [
+       "pinyin",
+       "ipa",
+       "respelling"
+      ]
+     },
+     "description": "the kinds of pronunciation override this voice reads (the Piper voice joe: respelling); an override of another kind is read as written, with error unsupported_control"
     },
     "id": {
      "type": "string",
@@ -1034,6 +1077,29 @@ export const PROTOCOL_SCHEMA = {
      "type": "integer",
      "minimum": 1,
      "description": "busy: how long to wait before a new start is likely to be admitted; the refused start's text, flush, end and cancel get no answer"
+    },
+    "span": {
+     "description": "bad_pronunciation, unsupported_control: the override not applied, as written, and where it is in the utterance's text messages joined as sent (code points); its word is read as written and the utterance goes on",
+     "type": "object",
+     "required": [
+      "text",
+      "char_start",
+      "char_end"
+     ],
+     "properties": {
+      "text": {
+       "type": "string"
+      },
+      "char_start": {
+       "type": "integer",
+       "minimum": 0
+      },
+      "char_end": {
+       "type": "integer",
+       "minimum": 0
+      }
+     },
+     "additionalProperties": false
     }
    }
   },
@@ -1049,6 +1115,8 @@ export const PROTOCOL_SCHEMA = {
     "unknown_voice",
     "voice_unavailable",
     "unsupported_control",
+    "bad_pronunciation",
+    "unknown_dictionary",
     "not_started",
     "already_started",
     "already_ended",
@@ -1092,6 +1160,10 @@ export const PROTOCOL_SCHEMA = {
      "unknown_voice",
      "voice_unavailable",
      "unsupported_control"
+    ],
+    "pronunciation": [
+     "bad_pronunciation",
+     "unknown_dictionary"
     ],
     "state": [
      "not_started",

@@ -16,11 +16,14 @@ from emostream.codec.encoders import AudioEncoder, make_encoder
 from emostream.codec.packetizer import OutputFormat
 from emostream.stream.service import Busy, Slot, SpeechService
 from emostream.stream.streamer import Packet, UtteranceRequest
-from emostream.text.frontend import EspeakCrashed, TextFrontEnd
+from emostream.text.frontend import EspeakCrashed, OverrideRefused, TextFrontEnd
+from emostream.text.pron.reader import PronunciationSetup
 from emostream.transport.edge.guard import principal_of, voice_visible
 from emostream.transport.edge.limits import KeyLimits, LimitExceeded, StreamPermit
 from emostream.transport.errors import busy_response, error
+from emostream.transport.messages import ProtocolError, resolve_pronunciation
 from emostream.transport.openai_api import SSE_MEDIA_TYPE, Framing
+from emostream.transport.pronunciation_api import owned_dictionary
 from emostream.transport.speech_request import RequestError, SpeechBody, read_speech
 from emostream.transport.voice_access import (
     CLONE_UNAVAILABLE,
@@ -38,6 +41,8 @@ log = logging.getLogger(__name__)
 # The audio cap in force (max_utterance_audio_s, seconds): a body whose audio reaches it ends
 # there (the status is sent before the audio is made; the WebSocket says audio_too_long).
 AUDIO_LIMIT_HEADER = "X-EmoStream-Max-Audio-S"
+# The kinds of pronunciation-dictionary entry not applied: the voice does not read them
+SKIPPED_HEADER = "X-EmoStream-Pronunciation-Skipped"
 
 
 async def _segments(texts: list[str]) -> AsyncIterator[str]:
@@ -80,7 +85,11 @@ async def speech(request: Request) -> Response:
         )
         voice = _voice(request, service, body, principal)
         _check_controls(voice.info, body)
-        texts = TextFrontEnd.split(body.text)
+        setup, skipped = _pronunciation(request, body, principal, voice.info)
+        try:
+            texts = TextFrontEnd.split(body.text, pronunciation=setup)
+        except OverrideRefused as exc:  # the whole text is here: refused, not half applied
+            raise RequestError(400, exc.problem.code, exc.problem.message, "input") from None
         if not texts:
             raise RequestError(
                 400, "empty_text",
@@ -113,6 +122,8 @@ async def speech(request: Request) -> Response:
     media = SSE_MEDIA_TYPE if body.sse else body.fmt.media_type
     speech = SpeechResponse(slot, permit, body_iter, media_type=media)
     speech.headers["X-EmoStream-Voice"] = voice.info.id
+    if skipped:  # dictionary entries of kinds the voice does not read (docs/protocol.md)
+        speech.headers[SKIPPED_HEADER] = ", ".join(skipped)
     if body.instructions is not None:  # how they were read (docs/openai.md)
         spoken = body.controls
         speech.headers["X-EmoStream-Emotion"] = f"{spoken.emotion}; intensity={spoken.intensity:g}"
@@ -143,6 +154,22 @@ def _voice(request: Request, service: SpeechService, body: SpeechBody, principal
     message = (f"unknown voice {asked!r}: use one of OpenAI's names ({names}) or a voice id of "
                f"this server ({len(known)}: {shown}; GET /v1/voices lists them)")  # fmt: skip
     raise RequestError(404, "unknown_voice", message, "voice").in_dialect(body.openai)
+
+
+def _pronunciation(request: Request, body: SpeechBody, principal: str | None, info: VoiceInfo
+                   ) -> tuple[PronunciationSetup, list[str]]:  # fmt: skip
+    """The body's overrides and dictionaries for ``info``'s voice, and the kinds of dictionary
+    entry it does not read (left out); an unknown dictionary is a RequestError."""
+    store = request.app.state.registry
+    try:
+        setup = resolve_pronunciation(
+            body.inline_pronunciation, body.dictionaries,
+            lambda dictionary_id: owned_dictionary(store, principal, dictionary_id),
+        )  # fmt: skip
+    except ProtocolError as exc:
+        raise RequestError(404 if not body.openai else 400, exc.code, exc.message,
+                           exc.param) from None  # fmt: skip
+    return setup.for_voice(info.id, info.pronunciation)
 
 
 def _check_controls(info: VoiceInfo, body: SpeechBody) -> None:

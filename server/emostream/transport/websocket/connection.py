@@ -46,6 +46,7 @@ from emostream.transport.edge.guard import principal_of, voice_visible
 from emostream.transport.edge.limits import KeyLimits
 from emostream.transport.errors import INVALID_UTF8, INVALID_UTF8_REASON, error
 from emostream.transport.messages import ProtocolError
+from emostream.transport.pronunciation_api import caller_dictionaries
 from emostream.transport.voice_access import (
     STORE_UNAVAILABLE,
     clone_unavailable,
@@ -139,6 +140,8 @@ class StreamConnection:
             line_ttl_ms=settings.line_ttl_ms,
             new_stream_id=self.service.new_stream_id,
             unavailable=self._unavailable,
+            lookup_dictionary=caller_dictionaries(getattr(self.ws.app.state, "registry", None),
+                                                  self.principal),  # fmt: skip
             opus_delay_ms=self.service.opus_delay_ms,
         )
 

@@ -26,6 +26,9 @@ from typing import Any, Literal
 
 from emostream.codec.packetizer import FRAME_MS, OutputFormat
 from emostream.text.frontend import SegmentSource, TextFrontEnd
+from emostream.text.pron.inline import Problem
+from emostream.text.pron.lexicon import PronunciationDictionary
+from emostream.text.pron.reader import UNSUPPORTED, PronunciationSetup
 from emostream.text.splitter import Segmenter
 from emostream.transport import schema
 from emostream.transport.messages import (
@@ -36,6 +39,7 @@ from emostream.transport.messages import (
     number_field,
     parse_controls,
     parse_format,
+    pronunciation_setup,
     voice_field,
 )
 from emostream.voices.base import Controls, UnsupportedControl, Voice, VoiceInfo, check_controls
@@ -57,6 +61,11 @@ class StartRequest:
     # The voice the lookup found, spoken as it is (no second lookup); None where the lookup
     # gives only its info (tests, the schema's checks: nothing speaks there).
     spoken: Voice | None = field(default=None, compare=False, repr=False)
+    # Inline overrides and dictionaries, for this voice (docs/protocol.md, "Pronunciation").
+    pronunciation: PronunciationSetup = field(default_factory=PronunciationSetup, compare=False,
+                                              repr=False)  # fmt: skip
+    # Kinds of dictionary entry this voice does not read (left out; the client is told).
+    dropped: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,6 +99,24 @@ class SendError:
     @property
     def event(self) -> dict[str, Any]:
         return {"type": "error", "code": self.code, "message": self.message}
+
+
+@dataclass(frozen=True)
+class OverrideError(SendError):
+    """A pronunciation override the front end did not apply (``bad_pronunciation``,
+    ``unsupported_control``; its word is read as written): ``span`` is it as written and its
+    offsets in the utterance's text as sent."""
+
+    span: tuple[str, int, int] = ("", 0, 0)
+
+    @property
+    def event(self) -> dict[str, Any]:
+        text, start, end = self.span
+        return {**super().event, "span": {"text": text, "char_start": start, "char_end": end}}
+
+    @classmethod
+    def of(cls, problem: Problem) -> OverrideError:
+        return cls(problem.code, problem.message, (problem.span, problem.start, problem.end))
 
 
 @dataclass(frozen=True)
@@ -142,6 +169,11 @@ class SessionProtocol:
     new_stream_id: Callable[[], str] = field(default=lambda: "")
     # Why a known voice cannot speak here (e.g. a clone with no model for it), else None.
     unavailable: Callable[[str], str | None] = field(default=lambda _id: None)
+    # The pronunciation dictionary of this id, if this caller may use it (None: unknown to
+    # them).
+    lookup_dictionary: Callable[[str], PronunciationDictionary | None] = field(
+        default=lambda _id: None
+    )
     # The Opus encoder's look-ahead (ms) that a v1.1 ``started`` reports as ``codec_delay_ms``.
     opus_delay_ms: float = 6.5
     state: State = "idle"
@@ -215,7 +247,7 @@ class SessionProtocol:
             )
         segmenter = segmenter_for(msg)
         request, started = self._build_start(msg, self.new_stream_id())
-        return [self._begin(request, started, segmenter)]
+        return [self._begin(request, started, segmenter), *_dropped(request)]
 
     def _build_start(
         self, msg: dict[str, Any], stream_id: str
@@ -246,9 +278,13 @@ class SessionProtocol:
         timestamps = bool_field(msg, "timestamps")
         words = bool_field(msg, "word_timestamps")
         cache = bool_field(msg, "cache", True)
+        pronunciation, dropped = pronunciation_setup(msg, self.lookup_dictionary).for_voice(
+            info.id, info.pronunciation
+        )
         request = StartRequest(
             info, controls, fmt, timestamps, stream_id,
             word_timestamps=words and info.word_timestamps, cache=cache, spoken=spoken,
+            pronunciation=pronunciation, dropped=tuple(dropped),
         )  # fmt: skip
         started = {
             "type": "started",
@@ -258,6 +294,7 @@ class SessionProtocol:
             "frame_ms": FRAME_MS,
             "voice": info.id,
             "controls": info.controls_report(),
+            "pronunciation": list(info.pronunciation),
         }
         if words:  # asked: say whether this voice gives them
             started["word_timestamps"] = info.word_timestamps
@@ -269,7 +306,8 @@ class SessionProtocol:
         is cut only at punctuation."""
         self._reset()
         self._request = request
-        self._front = TextFrontEnd(locate=request.word_timestamps, segmenter=segmenter)
+        self._front = TextFrontEnd(locate=request.word_timestamps, segmenter=segmenter,
+                                   pronunciation=request.pronunciation)  # fmt: skip
         self.state = "open"
         return BeginUtterance(request, started)
 
@@ -328,7 +366,7 @@ class SessionProtocol:
             speed = round(min(2.0, speed * speed_factor), 3)
             request = replace(request, controls=replace(request.controls, speed=speed))
         started = {**started, "id": line_id, "speed": speed}
-        actions: list[Action] = [self._begin(request, started)]
+        actions: list[Action] = [self._begin(request, started), *_dropped(request)]
         try:
             actions += self._on_text({"text": text})
         except ProtocolError as exc:
@@ -356,7 +394,11 @@ class SessionProtocol:
                 "spoken (send end and start a new utterance)",
             )
         segments = self._front.feed(raw, text)
-        return [self._queue(segments)] if segments else []
+        return self._problems() + ([self._queue(segments)] if segments else [])
+
+    def _problems(self) -> list[Action]:
+        """An error per override the front end did not apply (its word is read as written)."""
+        return [OverrideError.of(p) for p in self._front.take_problems()]
 
     def _queue(self, segments: list[str]) -> QueueSegments:
         if not self._front.locating:
@@ -365,13 +407,13 @@ class SessionProtocol:
 
     def _on_flush(self, msg: dict[str, Any]) -> list[Action]:
         self._require_open("flush")
-        segments = self._front.flush()
-        return [self._queue(segments)] if segments else []
+        segments = self._front.flush(final=False)  # an override still open stays held
+        return self._problems() + ([self._queue(segments)] if segments else [])
 
     def _on_end(self, msg: dict[str, Any]) -> list[Action]:
         self._require_open("end")
-        actions: list[Action] = []
         segments = self._front.flush()
+        actions: list[Action] = self._problems()
         if segments:
             actions.append(self._queue(segments))
         if self._front.emitted == 0:
@@ -390,6 +432,15 @@ class SessionProtocol:
         self.state = "idle"
         self._front = TextFrontEnd()
         self._request = None
+
+
+def _dropped(request: StartRequest) -> list[Action]:
+    """The start's dictionaries hold entries of kinds its voice does not read: say so."""
+    if not request.dropped:
+        return []
+    kinds = " or ".join(request.dropped)
+    return [SendError(UNSUPPORTED, f"voice {request.voice.id!r} does not take {kinds} "
+                      "pronunciations: those entries of the dictionaries are not applied")]
 
 
 def segmenter_for(msg: dict[str, Any]) -> Segmenter:
