@@ -861,7 +861,7 @@ export const PROTOCOL_SCHEMA = {
        "respelling"
       ]
      },
-     "description": "the kinds of pronunciation override this voice reads (the Piper voice joe: respelling); an override of another kind is read as written, with error unsupported_control"
+     "description": "when the start names pronunciation or pronunciation_dictionaries: the kinds of pronunciation override this voice reads (the Piper voice joe: respelling); an override of another kind is read as written, with error unsupported_control"
     },
     "id": {
      "type": "string",

@@ -51,12 +51,14 @@ def pins(texts: list[str]) -> list[tuple[str, str]]:
     return [(m.group(1), m.group(3)) for t in texts for m in PIN_RE.finditer(spoken_text(t))]
 
 
-def test_started_says_what_the_voice_reads() -> None:
-    (begin,) = send(proto(), type="start", voice="af_heart")
+def test_started_says_what_the_voice_reads_when_asked() -> None:
+    (begin,) = send(proto(), type="start", voice="af_heart", pronunciation="inline")
     assert isinstance(begin, BeginUtterance)
     assert begin.started_event["pronunciation"] == ["pinyin", "ipa", "respelling"]
-    (begin,) = send(proto(), type="start", voice="joe")
+    (begin, _) = send(proto(), type="start", voice="joe", pronunciation_dictionaries=[NAMES.id])
     assert isinstance(begin, BeginUtterance) and begin.started_event["pronunciation"] == ["respelling"]
+    (begin,) = send(proto(), type="start", voice="joe")  # not asked: started as it always was
+    assert isinstance(begin, BeginUtterance) and "pronunciation" not in begin.started_event
 
 
 @pytest.mark.parametrize(

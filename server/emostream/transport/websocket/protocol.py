@@ -294,10 +294,11 @@ class SessionProtocol:
             "frame_ms": FRAME_MS,
             "voice": info.id,
             "controls": info.controls_report(),
-            "pronunciation": list(info.pronunciation),
         }
         if words:  # asked: say whether this voice gives them
             started["word_timestamps"] = info.word_timestamps
+        if msg.get("pronunciation") is not None or msg.get("pronunciation_dictionaries"):
+            started["pronunciation"] = list(info.pronunciation)  # asked: what it reads
         return request, started
 
     def _begin(self, request: StartRequest, started: dict[str, Any],
