@@ -4,6 +4,8 @@ read; escapes; braces that open no override are text; problems placed in the tex
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from emostream.text.pron.inline import InlineParser, Override, Piece, Plain, Problem
 from emostream.text.pron.spec import IPA, PINYIN, RESPELLING, Pron
@@ -104,3 +106,24 @@ def test_unterminated_at_the_end() -> None:
 def test_two_bars() -> None:
     out = read("{a|b|c}")
     assert isinstance(out[0], Problem) and "one | per override" in out[0].message
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="{}|\\/行银a2 ɪ\nxn", max_size=60), st.lists(st.integers(1, 8), max_size=20))
+def test_any_text_any_split(text: str, steps: list[int]) -> None:
+    """Whatever the text and however it is split: nothing lost (the pieces' raw text is the
+    text), nothing crashes, and the reading is the whole text's."""
+    whole = read(text)
+    assert "".join(p.raw for p in whole if not isinstance(p, Problem)) == text
+    pieces, i = [], 0
+    for step in steps:
+        pieces.append(text[i : i + step])
+        i += step
+    pieces.append(text[i:])
+    split = read(*pieces)
+    assert merged([p for p in split if not isinstance(p, Problem)]) == merged(
+        [p for p in whole if not isinstance(p, Problem)]
+    )
+    assert [p.span for p in split if isinstance(p, Problem)] == [
+        p.span for p in whole if isinstance(p, Problem)
+    ]
