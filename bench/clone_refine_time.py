@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import platform
 import statistics
 import sys
@@ -49,7 +50,8 @@ def load_family(device: str, vocoder: str, threads: int) -> Any:
     if vocoder == "v1":
         from emostream.networks.hifigan import HifiGan
 
-        net: Any = HifiGan.load("universal").to("cuda").eval()
+        checkpoint = os.environ.get("EMOSTREAM_VOCODER_CHECKPOINT") or None  # a staged copy
+        net: Any = HifiGan.load("universal", checkpoint=checkpoint).float().to("cuda").eval()
     else:
         from emostream.networks.lite_vocoder import LiteVocoder
 

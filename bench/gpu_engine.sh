@@ -41,7 +41,9 @@
 # 20), LEVELS, BURST (default 250), NAME (default gpu-engine), DANMAKU (default 1), GRAPHS
 # (1: EMOSTREAM_ACOUSTIC_GRAPHS=1, the acoustic model as CUDA graphs in the engine process:
 # the multi-process regression should not exist with one process; default 1), BUDGET_S
-# (default 560: the device call's 600 s less the packing), SWEEP_S (the sweep starts no
+# (default 560: the device call's 600 s less the packing), DEFAULTS (1: the server as
+# `emostream serve --device cuda` alone starts it, its cuda defaults, no --workers and none
+# of gpu_engine_env.sh's settings but the staged checkpoint and no embedded voice), SWEEP_S (the sweep starts no
 # level past this many seconds, default 330), BACKOFF_MS (a stream refused `busy` waits this
 # long before its next reply, default 500: no retry storm), PY (default python3), and any
 # EMOSTREAM_* setting.
@@ -69,6 +71,7 @@ export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 . bench/gpu_engine_env.sh  # the checkpoint from the staged parts; the shared settings
 export READY_TIMEOUT_S=${READY_TIMEOUT_S:-300} IDLE_WAIT_S=${IDLE_WAIT_S:-60}
 export DEVICE SERVE_ARGS="--workers $WORKERS"
+if [ "${DEFAULTS:-0}" = 1 ]; then SERVE_ARGS=""; WORKERS="default"; GRAPHS="default"; fi
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" || true
 
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || true)
@@ -110,7 +113,7 @@ step "channel"
 PYTHONPATH="$PWD/server:$PYTHONPATH" timeout 90 "$PY" bench/engine_channel.py --n 2000 \
   -o "$RES/$NAME-channel.json" >/dev/null || echo "channel bench failed: $?"
 
-LABEL="${GPU:-$DEVICE}, engine process + $WORKERS front-end workers, graphs $GRAPHS, voice $EMOSTREAM_DEFAULT_VOICE, $PROCS load-generator processes, one host"
+LABEL="${GPU:-$DEVICE}, engine process + $WORKERS front-end workers, graphs $GRAPHS, voice ${EMOSTREAM_DEFAULT_VOICE:-default}, $PROCS load-generator processes, one host"
 SMI=""
 if command -v nvidia-smi >/dev/null; then
   nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 2 \

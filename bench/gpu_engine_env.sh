@@ -17,7 +17,12 @@ if [ -z "${EMOSTREAM_VOCODER_CHECKPOINT:-}" ] && [ "${EMOSTREAM_VOCODER:-}" != l
     exit 3
   fi
 fi
-export EMOSTREAM_EMBEDDED_VOICE=${EMOSTREAM_EMBEDDED_VOICE:-0}
+export EMOSTREAM_EMBEDDED_VOICE=${EMOSTREAM_EMBEDDED_VOICE:-0}  # the Piper voice is not staged
+if [ "${DEFAULTS:-0}" = 1 ]; then
+  # `emostream serve --device cuda` as a user runs it: engine, graphs, workers, vocoder, Opus
+  # and limits from the cuda defaults (config.cuda_defaults); only the staging's two above.
+  return 0
+fi
 export EMOSTREAM_DEFAULT_VOICE=${EMOSTREAM_DEFAULT_VOICE:-af_heart}
 export EMOSTREAM_ACOUSTIC=${EMOSTREAM_ACOUSTIC:-on} EMOSTREAM_LOG_LEVEL=${EMOSTREAM_LOG_LEVEL:-info}
 export EMOSTREAM_ENGINE=process EMOSTREAM_ACOUSTIC_GRAPHS=$GRAPHS

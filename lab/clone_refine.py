@@ -88,8 +88,10 @@ def run_set(own: Any, speakers: tuple[RealSpeaker, ...], texts: list[str], *, ga
         refiner = TimbreRefiner(embed=ge2e.embed_utterance, **refiner_kwargs)
         rate = source_rate(spk)
         t0 = time.perf_counter()
-        ref_result = refiner.refine(lambda t, tim, v=voice: speak(v, t, tim), clip.audio,
-                                    clip.sample_rate, source_rate=rate)  # fmt: skip
+        def render(t: str, tim: np.ndarray, v: Any = voice) -> np.ndarray:
+            return speak(v, t, tim)
+
+        ref_result = refiner.refine(render, clip.audio, clip.sample_rate, source_rate=rate)
         refine_s = time.perf_counter() - t0
         ref_d, ref_g = judge.embed(ref), ge2e.embed_utterance(ref)
         renders = {

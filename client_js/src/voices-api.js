@@ -1,4 +1,5 @@
-// HTTP helpers beside the stream: GET /v1/voices and POST /v1/voices (cloning).
+// HTTP helpers beside the stream: GET /v1/voices (the catalogue, samples, the default voice of
+// a text's language) and POST /v1/voices (cloning).
 
 /** Error with the HTTP status and the server's error code when it sent one. */
 export class HttpError extends Error {
@@ -29,6 +30,59 @@ async function readError(res) {
 }
 
 /**
+ * The server's voice catalogue (GET /v1/voices): the voices, the default voice of each
+ * language (`defaults`, e.g. {en: 'af_heart', zh: 'zf_xiaoxiao'}) and the server's own default.
+ * @param {object} [o]
+ * @param {string} [o.baseUrl] e.g. 'http://host:8000/'; default: relative to the page
+ * @param {Record<string, string|string[]>} [o.query] filters: language, gender, tag, type, all
+ * @param {typeof fetch} [o.fetch]
+ * @returns {Promise<{voices: Array<object>, defaults: Record<string, string>, default?: string}>}
+ */
+export async function voiceCatalog({ baseUrl, query, fetch: f = globalThis.fetch } = {}) {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query || {})) {
+    for (const one of Array.isArray(v) ? v : [v]) if (one != null && one !== '') params.append(k, String(one));
+  }
+  const qs = params.toString();
+  const res = await f(resolve(`v1/voices${qs ? `?${qs}` : ''}`, baseUrl));
+  if (!res.ok) throw await readError(res);
+  const body = await res.json();
+  return {
+    voices: Array.isArray(body.voices) ? body.voices : [],
+    defaults: body.defaults && typeof body.defaults === 'object' ? body.defaults : {},
+    default: typeof body.default === 'string' ? body.default : undefined,
+  };
+}
+
+/**
+ * Which language's default voice should read `text`: 'zh' when it has at least as many Han
+ * characters as Latin-script words (as the server decides), else 'en'.
+ * @param {string} text
+ */
+export function languageOf(text) {
+  const han = (String(text).match(/[\u3400-\u9fff\uf900-\ufaff]/g) || []).length;
+  const words = (String(text).match(/[A-Za-z\u00c0-\u024f]+/g) || []).length;
+  return han > 0 && han >= words ? 'zh' : 'en';
+}
+
+/**
+ * The voice to name for `text` when the user chose none: its language's default in `catalog`
+ * (voiceCatalog's answer), else the server's default.
+ * @param {string} text
+ * @param {{defaults?: Record<string, string>, default?: string}} catalog
+ * @returns {string|undefined}
+ */
+export function defaultVoiceFor(text, catalog) {
+  const defaults = (catalog && catalog.defaults) || {};
+  return defaults[languageOf(text)] || (catalog && catalog.default) || undefined;
+}
+
+/** The absolute URL of a voice's sample (GET /v1/voices/{id}/sample). */
+export function sampleUrl(voiceId, baseUrl) {
+  return resolve(`v1/voices/${encodeURIComponent(voiceId)}/sample`, baseUrl);
+}
+
+/**
  * List the server's voices.
  * @param {object} [o]
  * @param {string} [o.baseUrl] e.g. 'http://host:8000/'; default: relative to the page
@@ -37,10 +91,7 @@ async function readError(res) {
  *   controls?: string[], description?: string}>>}
  */
 export async function listVoices({ baseUrl, fetch: f = globalThis.fetch } = {}) {
-  const res = await f(resolve('v1/voices', baseUrl));
-  if (!res.ok) throw await readError(res);
-  const body = await res.json();
-  return Array.isArray(body.voices) ? body.voices : [];
+  return (await voiceCatalog({ baseUrl, fetch: f })).voices;
 }
 
 /**

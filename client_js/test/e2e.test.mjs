@@ -245,6 +245,35 @@ test('barge-in: Stop silences playback at once and the page returns to idle', as
   assert.equal(next.samplesPlayed, next.samplesDecoded);
 });
 
+test('voices: Auto picks the default of the text\'s language, and a voice\'s sample plays', async () => {
+  await openDemo();
+  const got = await page.evaluate(async () => {
+    const demo = window.emostreamDemo;
+    const select = document.getElementById('voice');
+    const sampleUrl = new URL(`v1/voices/${demo.voiceFor('Hello there')}/sample`, document.baseURI).href;
+    const res = await fetch(sampleUrl);
+    return {
+      first: select.options[0].value,
+      auto: select.options[0].textContent,
+      en: demo.voiceFor('Hello there'),
+      zh: demo.voiceFor('你好，欢迎来到直播间。'),
+      defaults: demo.catalog.defaults,
+      sample: { status: res.status, type: res.headers.get('content-type'), bytes: (await res.arrayBuffer()).byteLength },
+    };
+  });
+  figures.runs.voices = got;
+  assert.equal(got.first, '', 'the list opens on Auto');
+  if (server.kind === 'real') {
+    assert.equal(got.en, got.defaults.en);
+    assert.equal(got.zh, got.defaults.zh || got.defaults.en);
+    assert.equal(got.sample.status, 200);
+    assert.equal(got.sample.type, 'audio/wav');
+    assert.ok(got.sample.bytes > 24000, `sample of ${got.en}: ${got.sample.bytes} bytes`);
+  }
+  const stats = await speakViaUi('Hi there, this is the voice the page chose.');
+  assert.deepEqual(stats.errors, []);
+});
+
 test('cloning: a reference clip is uploaded, or the page says cloning is unavailable', async () => {
   await openDemo();
   const rate = 16000;

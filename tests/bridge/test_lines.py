@@ -101,6 +101,20 @@ def test_lines_are_sent_with_the_fields_and_the_ttl_left() -> None:
     assert len(box) == 2 and not box.drained
 
 
+def test_a_line_with_no_voice_gets_its_languages() -> None:
+    """``emostream danmaku`` with no --voice: Mandarin lines name the Mandarin default, English
+    lines name none (the server's default)."""
+    box = Outbox(fields={"speed": 1.2}, language_voices={"zh": "zf_xiaoxiao"})
+    box.add(ChatLine("a", "hello chat"), now=0.0)
+    box.add(ChatLine("b", "谢谢大家的关注"), now=0.0)
+    sent = {m["id"]: m for m in box.to_send(now=0.1)[0]}
+    assert "voice" not in sent["a"] and sent["b"]["voice"] == "zf_xiaoxiao"
+    assert sent["b"]["speed"] == 1.2
+    named = Outbox(fields={"voice": "bm_george"}, language_voices={"zh": "zf_xiaoxiao"})
+    named.add(ChatLine("c", "谢谢"), now=0.0)
+    assert named.to_send(now=0.1)[0][0]["voice"] == "bm_george"  # a voice asked for stays
+
+
 def test_every_line_is_settled_once_by_the_server_events() -> None:
     box = Outbox()
     for i in range(1, 6):

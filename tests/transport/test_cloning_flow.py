@@ -22,7 +22,7 @@ async def test_register_list_and_refuse_to_speak_a_clone(
     wav = await asyncio.to_thread(clip_wav, joe, CLIP_TEXT)
     async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
         r = await client.post(
-            "/v1/voices", files={"file": ("me.wav", wav, "audio/wav")}, data={"name": "Me"}
+            "/v1/voices", files={"file": ("me.wav", wav, "audio/wav")}, data={"name": "Me (cloning flow)"}
         )
         assert r.status_code == 201, r.text
         voice_id = r.json()["id"]

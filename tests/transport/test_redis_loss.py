@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import itertools
 import re
 import socket
 import time
@@ -51,11 +52,15 @@ def serve(joe: PiperVoice, redis_url: str, data_dir: str) -> ServerThread:
     return ServerThread(create_app(settings, catalog=VoiceCatalog([joe])))
 
 
+_names = itertools.count()
+
+
 async def upload(client: httpx.AsyncClient, wav: bytes) -> float:
     t0 = time.monotonic()
-    r = await client.post(
-        "/v1/voices", files={"file": ("c.wav", wav, "audio/wav")}, data={"name": "me"}
-    )
+    r = await client.post(  # a new name each time: names are unique per key
+        "/v1/voices", files={"file": ("c.wav", wav, "audio/wav")},
+        data={"name": f"me {next(_names)}"},
+    )  # fmt: skip
     assert r.status_code == 201, r.text
     return time.monotonic() - t0
 

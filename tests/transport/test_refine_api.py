@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import itertools
 import json
 import time
 from collections.abc import Iterator
@@ -69,7 +70,13 @@ def two_speakers(speech: Speech, other_speech: Speech) -> bytes:
                                     b[: 4 * 16000]]), 16000)  # fmt: skip
 
 
-async def create(client: httpx.AsyncClient, wav: bytes, name: str = "Me") -> httpx.Response:
+_names = itertools.count()
+
+
+async def create(client: httpx.AsyncClient, wav: bytes, name: str | None = None
+                 ) -> httpx.Response:  # fmt: skip
+    """A new clone (a new name each time unless given: names are unique per key)."""
+    name = f"Me {next(_names)}" if name is None else name
     return await client.post(
         "/v1/voices", files={"file": ("me.wav", wav, "audio/wav")}, data={"name": name}
     )

@@ -36,8 +36,9 @@ from jsonschema import Draft202012Validator
 from emostream.codec.encoders import RESPONSE_FORMATS
 from emostream.codec.packetizer import FRAME_MS, SAMPLE_RATES, FormatError, OutputFormat
 from emostream.text.emotion import EMOTIONS
+from emostream.text.languages import LANGUAGES
 from emostream.transport import schema
-from emostream.transport.messages import ProtocolError, load_message
+from emostream.transport.messages import VOICE_LANGUAGES, ProtocolError, load_message
 from emostream.transport.websocket import frames
 from emostream.transport.websocket.contexts import ContextRouter
 from emostream.transport.websocket.protocol import SendError, SessionProtocol
@@ -88,6 +89,8 @@ def test_constants_shared_with_the_codec_models_and_frames() -> None:
     started = schema.definition("started")["properties"]
     assert started["frame_ms"]["const"] == FRAME_MS
     assert set(started["controls"]["required"]) == set(ALL_CONTROLS)
+    assert VOICE_LANGUAGES == LANGUAGES == tuple(started["voices"]["required"])
+    assert tuple(schema.choices("segment", "language")) == LANGUAGES
     header = schema.schema()["x-binary-frame"]
     assert header["header_bytes"] == frames.HEADER_BYTES == header["payload_offset"]
     assert header["byte_order"] == "big" and frames.HEADER.format.startswith(">")
@@ -205,7 +208,7 @@ class Reads(dict[str, Any]):
 
 FULL_START = {"voice": "v", "speed": 1.1, "pitch_shift": 1, "energy": 1.2, "emotion": "happy",
               "intensity": 0.5, "prompt": "a bit sad", "cache": False, "timestamps": True,
-              "word_timestamps": True,
+              "word_timestamps": True, "voices": {"en": "v", "zh": None},
               "format": {"codec": "opus", "sample_rate": 24000, "bitrate": 24000}}  # fmt: skip
 
 
@@ -369,8 +372,10 @@ async def test_every_event_of_a_session_is_in_the_schema(server: ServerThread) -
         await ws.send(json.dumps({"type": "line", "text": "One line.", "id": "L1"}))
         await ws.send(json.dumps({"type": "line", "text": "Cleared.", "id": "L2"}))
         await ws.send(json.dumps({"type": "clear"}))
-        await ws.send(json.dumps({"type": "line", "text": "Spoken.", "id": "L3"}))
+        await ws.send(json.dumps({"type": "line", "text": "Spoken.", "id": "L3",
+                                  "voices": {"en": "joe"}}))  # fmt: skip
         await ws.send(json.dumps({"type": "line", "text": "", "id": "L4"}))  # refused
+        await ws.send(json.dumps({"type": "line", "text": "x", "voices": {"zh": "joe"}}))
         await lines_settled(ws, {"L0", "L1", "L2", "L3"}, seen)
     async with connect(server.ws_url) as ws:  # v1.1
         for cid in ("a", "b"):
@@ -389,7 +394,9 @@ async def test_every_event_of_a_session_is_in_the_schema(server: ServerThread) -
     assert {e["code"] for e in seen + v11 if e["type"] == "error"} >= {
         "unknown_type",
         "unknown_context",
+        "unsupported_language",
     }
+    assert {(e["voice"], e["language"]) for e in seen if "language" in e} == {("joe", "en")}
     assert {e["reason"] for e in seen if e["type"] == "line_dropped"} >= {"expired"}
     dones = [e for e in seen if e["type"] == "done"]
     assert dones[1].get("cached") is True and "words_sent" in dones[0]  # cache, word report
@@ -422,7 +429,7 @@ async def test_the_speech_endpoint_reads_exactly_the_schemas_fields(
     body = {"input": "Hi.", "voice": "joe", "speed": 1.1, "pitch_shift": 0, "energy": 1,
             "emotion": "neutral", "intensity": 1, "prompt": "calm", "cache": False,
             "response_format": "wav", "sample_rate": 16000, "model": "tts-1",
-            "instructions": "calmly", "stream_format": "audio"}  # fmt: skip
+            "instructions": "calmly", "stream_format": "audio", "voices": {"en": "joe"}}  # fmt: skip
     check_client(body, "speech_request")
     async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:
         r = await client.post("/v1/audio/speech", json=body)

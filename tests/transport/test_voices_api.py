@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
+from typing import Any
 
 import httpx
 import numpy as np
@@ -39,11 +41,16 @@ def real_encoder() -> SpeakerEncoder:
     return SpeakerEncoder()
 
 
+STOCK = {"af_heart", "joe"}
+
+
 def _app(
-    db: Path, encoder: CountingEncoder, cache: EmbeddingCache | None = None
-) -> tuple[Starlette, VoiceRegistry]:
+    db: Path, encoder: CountingEncoder, cache: EmbeddingCache | None = None, *,
+    owner_of: Any = lambda _request: None,
+) -> tuple[Starlette, VoiceRegistry]:  # fmt: skip
     registry = VoiceRegistry(db)
-    routes = voice_routes(registry, Enroller(ClipIntake(), encoder, cache=cache))
+    routes = voice_routes(registry, Enroller(ClipIntake(), encoder, cache=cache),
+                          is_stock=STOCK.__contains__, owner_of=owner_of)  # fmt: skip
     return Starlette(routes=routes), registry
 
 
@@ -51,7 +58,13 @@ def _client(app: Starlette) -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
 
 
-async def _post(client: httpx.AsyncClient, data: bytes, name: str = "Streamer") -> httpx.Response:
+_names = itertools.count()
+
+
+async def _post(client: httpx.AsyncClient, data: bytes, name: str | None = None
+                ) -> httpx.Response:  # fmt: skip
+    """Upload ``data`` as a clone called ``name`` (default: a new name each call)."""
+    name = f"Streamer {next(_names)}" if name is None else name
     return await client.post(
         "/v1/voices", files={"file": ("clip.wav", data, "audio/wav")}, data={"name": name}
     )
@@ -154,3 +167,42 @@ async def test_second_upload_hits_the_redis_cache(
         assert fallbacks is not None and fallbacks >= 1
     await cache_a.close()
     await cache_b.close()
+
+
+async def test_a_clone_is_found_by_its_name(
+    tmp_path: Path, real_encoder: SpeakerEncoder, speech: Speech
+) -> None:
+    """The name given at upload works where the id does (any case); unique per key: 409."""
+    app, registry = _app(tmp_path / "v.sqlite3", CountingEncoder(real_encoder))
+    data = to_bytes(*speech)
+    async with _client(app) as client:
+        made = (await _post(client, data, name="Chat Voice")).json()
+        got = await client.get("/v1/voices/chat voice")
+        assert got.status_code == 200 and got.json()["id"] == made["id"]
+        for name, why in (("CHAT VOICE ", "already have"), ("AF_HEART", "stock voice"),
+                          ("clone_0123456789abcdef", "look like")):  # fmt: skip
+            clash = await _post(client, data, name=name)
+            assert clash.status_code == 409, clash.text
+            assert clash.json()["error"]["code"] == "name_taken"
+            assert why in clash.json()["error"]["message"]
+        assert len(registry) == 1
+        assert (await client.delete("/v1/voices/Chat Voice")).status_code == 204
+        assert (await _post(client, data, name="Chat Voice")).status_code == 201  # free again
+
+
+async def test_names_are_unique_per_key_and_private(
+    tmp_path: Path, real_encoder: SpeakerEncoder, speech: Speech
+) -> None:
+    app, _ = _app(tmp_path / "v.sqlite3", CountingEncoder(real_encoder),
+                  owner_of=lambda request: request.headers.get("x-key"))  # fmt: skip
+    data = to_bytes(*speech)
+    async with _client(app) as client:
+        alice = {"x-key": "alice"}
+        made = await client.post("/v1/voices", files={"file": ("c.wav", data, "audio/wav")},
+                                 data={"name": "Me"}, headers=alice)  # fmt: skip
+        bob = await client.post("/v1/voices", files={"file": ("c.wav", data, "audio/wav")},
+                                data={"name": "Me"}, headers={"x-key": "bob"})  # fmt: skip
+        assert made.status_code == 201 and bob.status_code == 201  # another key's name
+        assert (await client.get("/v1/voices/Me", headers=alice)).json()["id"] == made.json()["id"]
+        carol = await client.get("/v1/voices/Me", headers={"x-key": "carol"})
+        assert carol.status_code == 404 and len(carol.content) <= 300

@@ -19,7 +19,7 @@ def test_default_voice_must_be_loaded() -> None:
 
 
 def test_auto_default_voice_is_the_measured_one() -> None:
-    """auto: af_heart when the EmoStream voices are loaded (README "Default voice"), joe
+    """auto: af_heart when the EmoStream voices are loaded (docs/voices.md "Default voice"), joe
     when they are off; a named default stays what it names."""
     assert Settings().default_voice == "auto"
     catalog = load_catalog(Settings())

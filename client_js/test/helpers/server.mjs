@@ -18,7 +18,7 @@ export function pythonPath() {
 }
 
 function realServerAvailable(python) {
-  if (!existsSync(join(REPO_ROOT, 'server', 'emostream', 'cli.py'))) return false;
+  if (!existsSync(join(REPO_ROOT, 'server', 'emostream', '__main__.py'))) return false;
   const r = spawnSync(python, ['-m', 'emostream', 'serve', '--help'], {
     env: { ...process.env, PYTHONPATH: join(REPO_ROOT, 'server') },
     encoding: 'utf8',

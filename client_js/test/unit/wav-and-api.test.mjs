@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { encodeWav, downmix } from '../../src/wav.js';
-import { listVoices, cloneVoice, cloningUnavailable, HttpError } from '../../src/voices-api.js';
+import { listVoices, voiceCatalog, languageOf, defaultVoiceFor, sampleUrl, cloneVoice, cloningUnavailable, HttpError } from '../../src/voices-api.js';
 
 test('encodeWav writes a valid 16-bit mono PCM WAV', () => {
   const buf = encodeWav(Float32Array.from([0, 0.5, -1, 1, 2]), 24000);
@@ -92,4 +92,27 @@ test('a server without cloning is recognised', async () => {
   const err = await cloneVoice({ name: 'x', file: new Blob(['a']), baseUrl: 'http://h:1/', fetch: f }).catch((e) => e);
   assert.equal(cloningUnavailable(err), false);
   assert.equal(err.code, 'too_short');
+});
+
+test('voiceCatalog reads the voices, the default of each language and the filters', async () => {
+  const body = { voices: [{ id: 'af_heart' }, { id: 'zf_xiaoxiao' }], defaults: { en: 'af_heart', zh: 'zf_xiaoxiao' }, default: 'af_heart', hidden: 600 };
+  const f = fakeFetch({ 'GET /v1/voices': [200, body] });
+  const catalog = await voiceCatalog({ baseUrl: 'http://h:1/', fetch: f, query: { language: 'zh', tag: ['warm', 'bright'], all: null } });
+  assert.deepEqual(catalog, { voices: body.voices, defaults: body.defaults, default: 'af_heart' });
+  assert.equal(f.calls[0].url, 'http://h:1/v1/voices?language=zh&tag=warm&tag=bright');
+  const old = fakeFetch({ 'GET /v1/voices': [200, { voices: [{ id: 'joe' }] }] }); // a server before the catalogue
+  assert.deepEqual(await voiceCatalog({ baseUrl: 'http://h:1/', fetch: old }), { voices: [{ id: 'joe' }], defaults: {}, default: undefined });
+});
+
+test("the default voice follows the text's language, as the server decides it", () => {
+  const catalog = { defaults: { en: 'af_heart', zh: 'zf_xiaoxiao' }, default: 'af_heart' };
+  assert.equal(languageOf('Hello there!'), 'en');
+  assert.equal(languageOf('你好，欢迎来到直播间。'), 'zh');
+  assert.equal(languageOf('今天玩 Minecraft 吗？'), 'zh');
+  assert.equal(languageOf('Thanks! 谢谢 everyone for coming to the stream'), 'en');
+  assert.equal(defaultVoiceFor('你好', catalog), 'zf_xiaoxiao');
+  assert.equal(defaultVoiceFor('Hi', catalog), 'af_heart');
+  assert.equal(defaultVoiceFor('你好', { defaults: { en: 'joe' }, default: 'joe' }), 'joe');
+  assert.equal(defaultVoiceFor('Hi', { defaults: {} }), undefined);
+  assert.equal(sampleUrl('My Voice', 'http://h:1/'), 'http://h:1/v1/voices/My%20Voice/sample');
 });

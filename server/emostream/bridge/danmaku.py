@@ -51,6 +51,23 @@ class BridgeOptions:
     backoff_max_s: float = 15.0
 
 
+def voices_option(spec: str) -> dict[str, str]:
+    """``--voices en=af_heart,zh=zf_xiaoxiao`` as the ``voices`` field of every line (a
+    voice per language: each line is cut where its language changes and spoken by the voice
+    of each part's language). ValueError when it is not ``LANG=VOICE`` pairs; the server
+    checks the languages and the voices (an error event per line)."""
+    voices: dict[str, str] = {}
+    for pair in spec.split(","):
+        language, sep, voice = (part.strip() for part in pair.partition("="))
+        if not sep or not language or not voice:
+            raise ValueError(f"--voices takes LANG=VOICE pairs, e.g. en=af_heart,zh=zf_xiaoxiao "
+                             f"(got {pair.strip()!r})")  # fmt: skip
+        if language in voices:
+            raise ValueError(f"--voices names {language!r} twice")
+        voices[language] = voice
+    return voices
+
+
 class EventLog:
     """JSON lines to a text stream, one per event, flushed at once."""
 

@@ -26,8 +26,11 @@ import json
 import random
 import string
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from emostream.voices.stock_voices import language_of
 
 # The server's limits on a line (transport.websocket.protocol); checked here too, so that a
 # line the server would refuse (whose error carries no id) is reported against its input line.
@@ -194,6 +197,8 @@ class Outbox:
     """The lines the bridge holds and what the server said about each.
 
     ``fields``: the ``start`` fields every ``line`` carries (voice, controls, format).
+    ``language_voices``: the voice of a line in that language (``en``, ``zh``:
+    :func:`~emostream.voices.stock_voices.language_of`) when ``fields`` name none.
     ``max_held``: lines held unsent (while disconnected) at most; past it the lowest priority,
     oldest one is dropped (``overflow``, ``where: "bridge"``). ``retry_busy_s``: a line the
     server refused as ``busy`` is sent again after this, while its TTL lasts."""
@@ -202,6 +207,7 @@ class Outbox:
         self,
         *,
         fields: dict[str, Any] | None = None,
+        language_voices: Mapping[str, str] | None = None,
         max_held: int = 256,
         grace_s: float = 5.0,
         retry_busy_s: float = 0.5,
@@ -209,6 +215,7 @@ class Outbox:
         if max_held < 1:
             raise ValueError("max_held must be >= 1")
         self.fields = dict(fields or {})
+        self.language_voices = dict(language_voices or {})
         self.max_held = max_held
         self.grace_s = grace_s
         self.retry_busy_s = retry_busy_s
@@ -277,8 +284,11 @@ class Outbox:
         due.sort(key=lambda e: (-e.line.priority, e.received_at))
         for e in due[:limit]:
             e.state, e.sent_at = "sent", now
+            voice = self.language_voices.get(language_of(e.line.text))
+            spoken = self.fields if voice is None or "voice" in self.fields else {
+                **self.fields, "voice": voice}  # fmt: skip
             messages.append({
-                **self.fields, "type": "line", "id": e.line.id, "text": e.line.text,
+                **spoken, "type": "line", "id": e.line.id, "text": e.line.text,
                 "priority": e.line.priority,
                 "ttl_ms": round(max(1.0, e.ttl_left_ms(now)), 1),
             })  # fmt: skip

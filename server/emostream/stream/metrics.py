@@ -43,6 +43,11 @@ class Metrics:
             "emostream_utterances", "Utterances finished", ["transport", "outcome"], registry=r
         )
         self.errors = Counter("emostream_errors", "Errors sent, by code", ["code"], registry=r)
+        self.refused_messages = Counter(
+            "emostream_refused_stream_messages",
+            "Messages for a refused start's utterance (text, flush, end, cancel), dropped "
+            "without an answer, by type", ["type"], registry=r,
+        )  # fmt: skip
         self.refinements = Counter(
             "emostream_clone_refinements",
             "Clone refinements settled by this process, by outcome (refined, refine_failed, "
@@ -53,6 +58,11 @@ class Metrics:
             "Utterances refused busy by the runner's admission, by reason", ["reason"],
             registry=r,
         )  # fmt: skip
+        self.loop_lag = Gauge(
+            "emostream_loop_lag_p95_seconds",
+            "The event loop's p95 lag over the last second (engine=process front ends)",
+            registry=r,
+        )
         self.degraded = Counter(
             "emostream_degraded_streams", "Utterances admitted on a lighter path", registry=r
         )

@@ -22,9 +22,11 @@ from emostream.config import Settings
 from emostream.engine.admission import Admits, Verdict
 from emostream.engine.heap_trim import HeapTrimmer, libc_malloc_trim
 from emostream.engine.runner import Joinable, Runner, StreamAffine, ThreadRunner
+from emostream.stream.headroom import HeadroomPolicy, LoopLag, tick
+from emostream.stream.headroom import decide as decide_headroom
 from emostream.stream.metrics import Metrics
 from emostream.stream.phrases.cache import PhraseCache
-from emostream.stream.phrases.key import phrase_params
+from emostream.stream.phrases.key import phrase_params, voice_identity
 from emostream.stream.phrases.utterance import cached_utterance
 from emostream.stream.streamer import (
     Event,
@@ -37,6 +39,7 @@ from emostream.voices.base import Voice, VoiceInfo
 from emostream.voices.catalog import VoiceCatalog
 from emostream.voices.cloning.cache import LRU
 from emostream.voices.cloning.registry import ClonedVoice, StoreUnavailable, VoiceStore
+from emostream.voices.per_language import TimbreIndex
 
 # How long a refused client is told to wait when nothing better is known (the stream limit).
 BUSY_RETRY_S = 1.0
@@ -65,6 +68,11 @@ class _Built:
 def _stamp(clone: ClonedVoice) -> tuple[str, float | None]:
     refined = clone.refine.refined
     return clone.clip_sha256, None if refined is None else refined.at
+
+
+def _segment_voice(request: UtteranceRequest, segment: str) -> str:
+    """The identity of the voice that speaks ``segment`` (a phrase-cache key's link)."""
+    return voice_identity(request.voice_for(segment)[0])
 
 
 class Busy(Exception):
@@ -150,6 +158,12 @@ class SpeechService:
         self._trimmer = HeapTrimmer(settings.memory_trim_interval_s)
         self._trim = libc_malloc_trim() if settings.memory_trim_interval_s > 0 else None
         self._trims: set[asyncio.Task[None]] = set()
+        # The front end's own headroom (engine=process; the CPU path's admission reads its
+        # loop lag itself): watched once watch_loop() runs.
+        self.loop_lag = LoopLag()
+        self.headroom = HeadroomPolicy(bound_s=settings.frontend_loop_lag_bound_ms / 1000.0)
+        self._loop_watch: asyncio.Task[None] | None = None
+        self._timbres: TimbreIndex | None = None
 
     @property
     def can_clone(self) -> bool:
@@ -203,6 +217,15 @@ class SpeechService:
         self._references.put(voice_id, voice)
         return voice
 
+    def timbre_match(self, voice: Voice, language: str) -> Voice | None:
+        """The stock voice of ``language`` nearest in timbre to ``voice`` (a voice per
+        language: a language the request leaves out), or None (``voice`` has no speaker
+        embedding, or no stock voice speaks ``language``)."""
+        if self._timbres is None:
+            stock = (self.catalog.get(info.id) for info in self.catalog.infos())
+            self._timbres = TimbreIndex(v for v in stock if v is not None)
+        return self._timbres.nearest(voice, language)
+
     def voice_info(self, voice_id: str) -> VoiceInfo | None:
         voice = self.voice(voice_id)
         return voice.info if voice is not None else None
@@ -217,6 +240,18 @@ class SpeechService:
         again from the registry (a refined timbre, a new clip), and the outcome is counted."""
         self.forget("refined", voice_id)
         self.metrics.refinements.labels(str(state)).inc()
+
+    def watch_loop(self) -> None:
+        """Start measuring the event loop's lag (:mod:`emostream.stream.headroom`); from then
+        on :meth:`admit` refuses while it is past ``frontend_loop_lag_bound_ms``."""
+        if self._loop_watch is None:
+            gauge = self.metrics.loop_lag
+            lag = self.loop_lag
+
+            def report(_: float) -> None:
+                gauge.set(lag.p95(time.monotonic()))
+
+            self._loop_watch = asyncio.get_running_loop().create_task(tick(lag, report=report))
 
     def new_stream_id(self) -> str:
         return f"s-{self._prefix}-{next(self._ids)}"
@@ -233,6 +268,14 @@ class SpeechService:
         if self.active >= self.settings.max_streams:
             self.metrics.errors.labels("busy").inc()
             raise Busy(f"server at its stream limit ({self.settings.max_streams} utterances)")
+        if self._loop_watch is not None and self.settings.engine_admission:
+            verdict = decide_headroom(self.loop_lag, self.headroom, time.monotonic())
+            if not verdict.admitted:  # this front end is behind: refused before any work
+                self.metrics.errors.labels("busy").inc()
+                self.metrics.refusals.labels(verdict.reason).inc()
+                late_ms = verdict.first_audio_after_s * 1000  # (decide puts the p95 there)
+                raise Busy(f"front end at capacity (event loop {late_ms:.0f} ms late)",
+                           retry_after_s=verdict.retry_after_s)  # fmt: skip
         degraded = ""
         if isinstance(self.runner, Admits):  # the engine process: is the device full?
             decision = self.runner.admit()
@@ -376,10 +419,13 @@ class SpeechService:
             word_timestamps=request.word_timestamps,
             scope="" if settings.phrase_cache_shared else scope,
         )
+        voice_of = None
+        if request.voices:  # a voice per language: each segment's voice is in the key
+            voice_of = functools.partial(_segment_voice, request)
         return cached_utterance(
             segments, live=live, cache=phrases, params=params, stats=stats,
             sample_rate=request.fmt.sample_rate, hold_s=settings.phrase_cache_hold_ms / 1000.0,
-            lead_s=lead_s, clock=time.monotonic,
+            lead_s=lead_s, clock=time.monotonic, voice_of=voice_of,
         )  # fmt: skip
 
     def close(self) -> None:
@@ -392,6 +438,8 @@ class SpeechService:
         self.close()
         for task in list(self._trims):
             task.cancel()
+        if self._loop_watch is not None:
+            self._loop_watch.cancel()
         runner = self.runner
         if isinstance(runner, Joinable) and not await asyncio.to_thread(runner.join, CLOSE_WAIT_S):
             log.warning("a model call was still running %.0f s after close", CLOSE_WAIT_S)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +25,7 @@ from emostream.engine.chunks import ChunkSchedule, bucketed_schedule, pad_side, 
 from emostream.engine.runner import Bucketed, Runner
 from emostream.engine.scheduling.scheduler import REFILL_AHEAD_S
 from emostream.text.context import spoken_text
+from emostream.text.languages import segment_language
 from emostream.text.pron.wire import display_text
 from emostream.voices.base import (
     Controls,
@@ -97,12 +98,33 @@ class UtteranceStats:
 
 @dataclass
 class UtteranceRequest:
+    """``voices``: a voice per language (``{"en": ..., "zh": ...}``: every language of
+    :data:`~emostream.text.languages.LANGUAGES`, as :func:`emostream.voices.per_language.resolve`
+    gives them), each segment spoken by its language's (:meth:`voice_for`), and each
+    ``segment`` event saying which voice and language; empty: ``voice`` speaks every segment.
+    The voices of one utterance share a sample rate."""
+
     voice: Voice
     controls: Controls = field(default_factory=Controls)
     fmt: OutputFormat = field(default_factory=OutputFormat)
     timestamps: bool = False
     stream_id: str = ""
     word_timestamps: bool = False  # ``words`` events, when the voice can time words
+    voices: Mapping[str, Voice] = field(default_factory=dict)
+
+    def voice_for(self, segment: str) -> tuple[Voice, str | None]:
+        """The voice that speaks ``segment`` (wired) and its language (None without
+        ``voices``)."""
+        if not self.voices:
+            return self.voice, None
+        language = segment_language(segment)
+        return self.voices.get(language, self.voice), language
+
+    def check_rates(self) -> None:
+        """Raise ValueError when the voices do not share one sample rate."""
+        rates = {v.info.sample_rate for v in (self.voice, *self.voices.values())}
+        if len(rates) > 1:
+            raise ValueError(f"the voices of one utterance must share a sample rate: {rates}")
 
 
 def unit_timestamps(
@@ -172,7 +194,9 @@ def word_timestamps(
     return out
 
 
-Ahead = tuple[str, Latent, list[WordUnits] | None]
+# A segment ready to decode: its spoken text, latent, words, and the voice and language that
+# speak it (the language None without a voice per language).
+Ahead = tuple[str, Latent, list[WordUnits] | None, Voice, str | None]
 
 
 async def _acoustic_ahead(
@@ -193,8 +217,8 @@ async def _acoustic_ahead(
     try:
         first = True
         planned_s = 0.0  # audio of the segments already made: the listener has that much
-        voice = request.voice
         async for text in segments:
+            voice, language = request.voice_for(text)
             if first:
                 if not stats.started_at:  # else set by a caller that held the segment
                     stats.started_at = clock()
@@ -215,11 +239,12 @@ async def _acoustic_ahead(
             planned_s += latent.num_frames * voice.hop_length / voice.info.sample_rate
             words = None
             spoken = spoken_text(text)  # without the context it was rendered with, if any
-            if request.word_timestamps and isinstance(request.voice, WordTimedVoice):
+            if request.word_timestamps and isinstance(voice, WordTimedVoice):
                 # Off the event loop: G2P of the words not yet cached (~0.2 ms a word).
-                words = await asyncio.to_thread(request.voice.word_units, spoken, latent)
+                words = await asyncio.to_thread(voice.word_units, spoken, latent)
             stats.compute_s += clock() - t0
-            await out.put((display_text(spoken), latent, words))  # overrides: as written
+            # overrides: as written
+            await out.put((display_text(spoken), latent, words, voice, language))
         await out.put(None)
     except asyncio.CancelledError:
         raise
@@ -245,18 +270,28 @@ async def stream_utterance(
 
     ``max_audio_s`` (> 0): the utterance's audio stops there (the chunk that passes it is
     cut, the stream finished cleanly, no later segment begun; ``stats.truncated`` set).
+
+    With a voice per language (``request.voices``) each segment is made and decoded by its
+    language's voice (``schedule``, when given, serves them all).
     """
+    request.check_rates()
     voice = request.voice
-    if schedule is None:
-        # A runner that pads windows to buckets gets windows filling them (same device time),
-        # and later chunks planned as wide as its largest bucket holds: a batched GPU call
-        # costs little more for a wider row, and every window is one more engine call.
-        buckets = tuple(runner.decode_buckets(voice)) if isinstance(runner, Bucketed) else ()
-        schedule = bucketed_schedule(voice.context_frames, buckets)
+    schedules: dict[int, ChunkSchedule] = {}
+
+    def schedule_for(v: Voice) -> ChunkSchedule:
+        if schedule is not None:
+            return schedule
+        if id(v) not in schedules:
+            # A runner that pads windows to buckets gets windows filling them (same device
+            # time), and later chunks planned as wide as its largest bucket holds: a batched
+            # GPU call costs little more for a wider row, and every window is one more call.
+            buckets = tuple(runner.decode_buckets(v)) if isinstance(runner, Bucketed) else ()
+            schedules[id(v)] = bucketed_schedule(v.context_frames, buckets)
+        return schedules[id(v)]
+
     stats = stats if stats is not None else UtteranceStats()
     packetizer = Packetizer(request.fmt, in_rate=voice.info.sample_rate)
     out_rate = request.fmt.sample_rate
-    hop = voice.hop_length
     ahead: asyncio.Queue[Ahead | BaseException | None] = asyncio.Queue(maxsize=1)
     go_ahead = asyncio.Event()
     producer = asyncio.create_task(
@@ -276,16 +311,18 @@ async def stream_utterance(
             go_ahead.clear()
             if isinstance(item, BaseException):
                 raise item
-            text, latent, words = item
+            text, latent, words, seg_voice, language = item
+            hop = seg_voice.hop_length
             seg_offset_ms = 1000.0 * packetizer.samples_out / out_rate
-            yield Event(
-                {
-                    "type": "segment",
-                    "index": index,
-                    "text": text,
-                    "start_ms": round(seg_offset_ms, 1),
-                }
-            )
+            event: dict[str, Any] = {
+                "type": "segment",
+                "index": index,
+                "text": text,
+                "start_ms": round(seg_offset_ms, 1),
+            }
+            if language is not None:
+                event.update(voice=seg_voice.info.id, language=language)
+            yield Event(event)
             if request.timestamps and latent.units:
                 yield Event(
                     {
@@ -294,7 +331,7 @@ async def stream_utterance(
                         "units": unit_timestamps(
                             latent,
                             hop=hop,
-                            sample_rate=voice.info.sample_rate,
+                            sample_rate=seg_voice.info.sample_rate,
                             offset_ms=seg_offset_ms,
                         ),
                     }
@@ -308,7 +345,7 @@ async def stream_utterance(
                             words,
                             latent,
                             hop=hop,
-                            in_rate=voice.info.sample_rate,
+                            in_rate=seg_voice.info.sample_rate,
                             out_rate=out_rate,
                             offset=in_samples,
                         ),
@@ -321,11 +358,12 @@ async def stream_utterance(
                 continue
             short_first = _listener_starving(stats, out_rate, clock())
             frames, before, after = with_context(latent)
-            for window in schedule.windows(latent.num_frames, first=short_first, before=before,
-                                           after=after):  # fmt: skip
+            windows = schedule_for(seg_voice).windows(latent.num_frames, first=short_first,
+                                                      before=before, after=after)  # fmt: skip
+            for window in windows:
                 t0 = clock()
                 audio = await runner.decode(
-                    voice,
+                    seg_voice,
                     frames[:, window.lo : window.hi],
                     stream_id=request.stream_id,
                     pad_side=pad_side(window, frames.shape[-1]),

@@ -14,7 +14,9 @@ The steps, in order:
   its segment to the voice (:mod:`emostream.text.pron`); what cannot be applied is a
   :class:`~emostream.text.pron.inline.Problem` in :attr:`TextFrontEnd.problems`;
 * **segment** (:class:`~emostream.text.splitter.Segmenter`): sentences, long clauses, and a short
-  first segment so the first audio comes early (never inside a pin);
+  first segment so the first audio comes early (never inside a pin); with ``languages`` (a
+  voice per language), each segment cut again where its language changes
+  (:func:`~emostream.text.languages.split_languages`; never inside a pin either);
 * **locate** (with word timestamps only; :class:`TextMap`): where each segment's characters
   came from in the text as the client sent it. Normalising changes what the client sent
   (``Ｈ`` → ``H``, ``&`` → ``and``, ``...`` → ``…``), but a word timestamp must still name the
@@ -35,6 +37,7 @@ from dataclasses import dataclass
 
 from emostream.text import handles
 from emostream.text.context import spoken_text
+from emostream.text.languages import split_languages
 from emostream.text.normalize import normalize
 from emostream.text.pron.inline import Override, Piece, Problem
 from emostream.text.pron.reader import PronunciationReader, PronunciationSetup
@@ -160,14 +163,19 @@ class TextFrontEnd:
 
     ``locate``: keep where every normalised character came from, so that :meth:`locate` can
     place each segment in the text as sent (word timestamps). ``segmenter``: the segmenter to
-    cut with (a fresh :class:`~emostream.text.splitter.Segmenter` if None). ``pronunciation``:
-    read overrides and dictionary words (None: the text is read as it is, braces and all)."""
+    cut with (a fresh :class:`~emostream.text.splitter.Segmenter` if None). ``languages``: cut
+    each segment where its language changes (an utterance with a voice per language).
+    ``pronunciation``: read overrides and dictionary words (None: the text is read as it is,
+    braces and all)."""
 
     def __init__(self, *, locate: bool = False, segmenter: Segmenter | None = None,
+                 languages: bool = False,
                  pronunciation: PronunciationSetup | None = None) -> None:  # fmt: skip
         self._segmenter = Segmenter() if segmenter is None else segmenter
         self._map = TextMap() if locate else None
         self._chars = 0
+        self._languages = languages
+        self._emitted = 0
         self._reader = None if pronunciation is None else PronunciationReader(pronunciation)
         self.problems: list[Problem] = []  # overrides not applied (the caller reports them)
 
@@ -184,11 +192,12 @@ class TextFrontEnd:
         return normalize(raw) if raw.strip() else raw
 
     @classmethod
-    def split(cls, text: str, *, pronunciation: PronunciationSetup | None = None) -> list[str]:
+    def split(cls, text: str, *, languages: bool = False,
+              pronunciation: PronunciationSetup | None = None) -> list[str]:  # fmt: skip
         """A whole text's segments (the HTTP speech route, one-shot synthesis); with
         ``pronunciation``, raises :class:`OverrideRefused` for the first override that cannot
         be applied."""
-        front = cls(pronunciation=pronunciation)
+        front = cls(languages=languages, pronunciation=pronunciation)
         segments = front.feed(text, None if pronunciation else normalize(text)) + front.flush()
         if front.problems:
             raise OverrideRefused(front.problems[0])
@@ -199,18 +208,18 @@ class TextFrontEnd:
         made of it, where the caller has it already; unused with pronunciation control, which
         normalises around the overrides); returns the segments now complete."""
         if self._reader is not None:
-            return self._take(self._reader.feed(raw))
+            return self._cut(self._take(self._reader.feed(raw)))
         text = self.normalize(raw) if normalized is None else normalized
         self._chars += len(text)
         if self._map is not None:
             self._map.add(raw, text)
-        return self._segmenter.feed(text)
+        return self._cut(self._segmenter.feed(text))
 
     def flush(self, *, final: bool = True) -> list[str]:
         """Release what is buffered as segments: at a ``flush`` (``final`` False: an override
         not yet closed stays held) or at the end of the text."""
         out = self._take(self._reader.flush(final=final)) if self._reader is not None else []
-        return out + self._segmenter.flush()
+        return self._cut(out + self._segmenter.flush())
 
     def _take(self, pieces: list[Piece]) -> list[str]:
         """The reader's pieces into the segmenter: plain text normalised, an override as its
@@ -235,6 +244,13 @@ class TextFrontEnd:
         problems, self.problems = self.problems, []
         return problems
 
+    def _cut(self, segments: list[str]) -> list[str]:
+        """With ``languages``: each segment cut again where its language changes."""
+        if self._languages:
+            segments = [piece for s in segments for piece in split_languages(s)]
+        self._emitted += len(segments)
+        return segments
+
     def locate(self, segment: str) -> SegmentSource:
         """Where the next segment (in the order they were returned) came from in the text as
         sent. Only with ``locate``."""
@@ -256,4 +272,4 @@ class TextFrontEnd:
     @property
     def emitted(self) -> int:
         """Segments returned so far."""
-        return self._segmenter.emitted
+        return self._emitted

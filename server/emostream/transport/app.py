@@ -41,6 +41,7 @@ from emostream.transport.openai_api import (
     resolve_aliases,
 )
 from emostream.transport.pronunciation_api import dictionary_routes
+from emostream.transport.voice_samples import SampleCache, sample
 from emostream.transport.voices_api import voice_routes
 from emostream.transport.websocket.connection import stream_endpoint
 from emostream.voices.catalog import VoiceCatalog, load_catalog
@@ -168,6 +169,8 @@ def create_app(
         app.state.voice_aliases = resolve_aliases(
             svc.settings.voice_aliases(), svc.catalog, svc.settings.default_voice
         )
+        if settings.engine == "process":  # the engine sees the device, not this process
+            svc.watch_loop()
         holder.append(svc)
         running = svc
         from emostream.voices.cloning.refine_jobs import refinements_for  # not at import
@@ -198,6 +201,7 @@ def create_app(
         WebSocketRoute("/v1/stream", stream_endpoint),
         Route("/v1/audio/speech", http.speech, methods=["POST"]),
         Route("/v1/voices", http.voices, methods=["GET"]),
+        Route("/v1/voices/{voice_id}/sample", sample, methods=["GET"]),
         *model_routes(),
         *voice_routes(
             registry,
@@ -207,6 +211,9 @@ def create_app(
             limits=limits,
             metrics=metrics,
             refinements=lambda: refiners[0] if refiners else None,
+            is_stock=lambda vid: bool(holder) and vid in holder[0].catalog,
+            stock_view=http.stock_voice_view,
+            unknown=http.unknown_voice_message,
         ),
         *dictionary_routes(registry, owner_of=principal_of),  # docs/protocol.md, Pronunciation
         *compat_routes(),  # ElevenLabs' and Cartesia's APIs (docs/compat.md)
@@ -234,4 +241,5 @@ def create_app(
     app.state.auth = auth
     app.state.limits = limits
     app.state.drain = drain
+    app.state.samples = SampleCache()
     return app

@@ -17,7 +17,7 @@ from emostream.codec.packetizer import OutputFormat
 from emostream.stream.service import Busy, Slot, SpeechService
 from emostream.stream.streamer import Packet, UtteranceRequest
 from emostream.text.frontend import EspeakCrashed, OverrideRefused, TextFrontEnd
-from emostream.text.pron.reader import PronunciationSetup
+from emostream.text.pron.reader import PronunciationSetup, shared_kinds
 from emostream.transport.edge.guard import principal_of, voice_visible
 from emostream.transport.edge.limits import KeyLimits, LimitExceeded, StreamPermit
 from emostream.transport.errors import busy_response, error
@@ -29,12 +29,23 @@ from emostream.transport.voice_access import (
     CLONE_UNAVAILABLE,
     STORE_UNAVAILABLE,
     clone_unavailable,
+    resolve_voice,
     retry_after_s,
     store_unavailable_message,
+    unknown_voice,
+)
+from emostream.transport.voice_listing import (
+    BadQuery,
+    ListingQuery,
+    clone_entry,
+    listing,
+    served_defaults,
+    stock_entry,
 )
 from emostream.transport.voices_api import voice_view
 from emostream.voices.base import UnsupportedControl, Voice, VoiceInfo, check_controls
 from emostream.voices.cloning.registry import StoreUnavailable
+from emostream.voices.per_language import LanguageMismatch, resolve
 
 log = logging.getLogger(__name__)
 
@@ -82,12 +93,16 @@ async def speech(request: Request) -> Response:
             default_voice=service.settings.default_voice,
             aliases=request.app.state.voice_aliases,
             max_chars=service.settings.max_text_chars,
+            language_defaults=voice_defaults(service),
         )
-        voice = _voice(request, service, body, principal)
-        _check_controls(voice.info, body)
-        setup, skipped = _pronunciation(request, body, principal, voice.info)
+        voice, voices = _voices(request, service, body, principal)
+        for each in {v.info.id: v for v in (voice, *voices.values())}.values():
+            _check_controls(each.info, body)
+        speakers = list(voices.values()) or [voice]  # with ``voices``, they speak every segment
+        setup, skipped = _pronunciation(request, body, principal, [v.info for v in speakers])
+        cut = len({v.info.id for v in voices.values()}) > 1
         try:
-            texts = TextFrontEnd.split(body.text, pronunciation=setup)
+            texts = TextFrontEnd.split(body.text, languages=cut, pronunciation=setup)
         except OverrideRefused as exc:  # the whole text is here: refused, not half applied
             raise RequestError(400, exc.problem.code, exc.problem.message, "input") from None
         if not texts:
@@ -113,16 +128,18 @@ async def speech(request: Request) -> Response:
         permit.release()
         return busy_response(exc)
     fmt = OutputFormat(codec=body.fmt.codec, sample_rate=body.sample_rate)
-    req = UtteranceRequest(
-        voice=voice, controls=body.controls, fmt=fmt, stream_id=service.new_stream_id()
-    )
+    req = UtteranceRequest(voice=voice, controls=body.controls, fmt=fmt,
+                           stream_id=service.new_stream_id(), voices=voices)  # fmt: skip
     framing = Framing(sse=body.sse, input_chars=len(body.text))
     body_iter = _body(service, req, texts, encoder, framing, slot, cache=body.cache,
                       scope=principal or "")  # fmt: skip
     media = SSE_MEDIA_TYPE if body.sse else body.fmt.media_type
     speech = SpeechResponse(slot, permit, body_iter, media_type=media)
     speech.headers["X-EmoStream-Voice"] = voice.info.id
-    if skipped:  # dictionary entries of kinds the voice does not read (docs/protocol.md)
+    if voices:
+        speech.headers["X-EmoStream-Voices"] = ",".join(f"{k}={v.info.id}"
+                                                        for k, v in voices.items())  # fmt: skip
+    if skipped:  # dictionary entries of kinds the voices do not read (docs/protocol.md)
         speech.headers[SKIPPED_HEADER] = ", ".join(skipped)
     if body.instructions is not None:  # how they were read (docs/openai.md)
         spoken = body.controls
@@ -136,30 +153,52 @@ async def speech(request: Request) -> Response:
     return speech
 
 
-def _voice(request: Request, service: SpeechService, body: SpeechBody, principal: str | None
-           ) -> Voice:  # fmt: skip
-    """The voice ``body`` names, if this caller may speak it here; else RequestError."""
-    voice_id = body.voice_id
+def _voices(request: Request, service: SpeechService, body: SpeechBody, principal: str | None
+            ) -> tuple[Voice, dict[str, Voice]]:  # fmt: skip
+    """The voice ``body`` names and, with ``voices``, the voice of each language
+    (:func:`~emostream.voices.per_language.resolve`; ``voice`` is then the one given first
+    when the body names none); else RequestError."""
+    voice = _voice(request, service, body, principal)
+    asked = {lang: _voice(request, service, body, principal, voice_id=vid, param="voices")
+             for lang, vid in body.voices.items()}  # fmt: skip
+    if not asked:
+        return voice, {}
+    try:
+        voices = resolve(asked, voice=voice, explicit=body.voice_named, info=lambda v: v.info,
+                         match=service.timbre_match)  # fmt: skip
+    except LanguageMismatch as exc:
+        raise RequestError(400, "unsupported_language", str(exc), "voices") from None
+    voice = voice if body.voice_named else next(iter(asked.values()))
+    if len({v.info.sample_rate for v in (voice, *voices.values())}) > 1:
+        raise RequestError(400, "bad_value", "'voices': the voices of one utterance must "
+                           "share a sample rate", "voices")  # fmt: skip
+    return voice, voices
+
+
+def _voice(request: Request, service: SpeechService, body: SpeechBody, principal: str | None,
+           *, voice_id: str | None = None, param: str = "voice") -> Voice:  # fmt: skip
+    """The voice ``body`` names (or ``voice_id``, given in ``param``: an id, OpenAI's name, a
+    clone's given name), if this caller may speak it here; else RequestError."""
+    asked = body.voice_asked if voice_id is None else voice_id
+    voice_id = resolve_voice(service.catalog, service.registry, principal,
+                             body.voice_id if voice_id is None else voice_id)  # fmt: skip
     visible = voice_visible(service.registry, principal, voice_id)
     voice = service.voice(voice_id) if visible else None
     if voice is not None:
         return voice
     reason = clone_unavailable(request.app, voice_id) if visible else None
     if reason:
-        raise RequestError(409, "voice_unavailable", reason, "voice")
-    asked = body.voice_asked[:100]
-    known = [i.id for i in service.catalog.infos()]
-    shown = ", ".join(known[:8]) + (", ..." if len(known) > 8 else "")
-    names = ", ".join(request.app.state.voice_aliases)
-    message = (f"unknown voice {asked!r}: use one of OpenAI's names ({names}) or a voice id of "
-               f"this server ({len(known)}: {shown}; GET /v1/voices lists them)")  # fmt: skip
-    raise RequestError(404, "unknown_voice", message, "voice").in_dialect(body.openai)
+        raise RequestError(409, "voice_unavailable", reason, param)
+    message = unknown_voice(service.catalog, service.registry, principal, asked,
+                            aliases=list(request.app.state.voice_aliases))  # fmt: skip
+    raise RequestError(404, "unknown_voice", message, param).in_dialect(body.openai)
 
 
-def _pronunciation(request: Request, body: SpeechBody, principal: str | None, info: VoiceInfo
-                   ) -> tuple[PronunciationSetup, list[str]]:  # fmt: skip
-    """The body's overrides and dictionaries for ``info``'s voice, and the kinds of dictionary
-    entry it does not read (left out); an unknown dictionary is a RequestError."""
+def _pronunciation(request: Request, body: SpeechBody, principal: str | None,
+                   infos: list[VoiceInfo]) -> tuple[PronunciationSetup, list[str]]:  # fmt: skip
+    """The body's overrides and dictionaries for the voices that speak (``infos``: the kinds
+    all of them read), and the kinds of dictionary entry left out because one does not read
+    them; an unknown dictionary is a RequestError."""
     store = request.app.state.registry
     try:
         setup = resolve_pronunciation(
@@ -169,7 +208,7 @@ def _pronunciation(request: Request, body: SpeechBody, principal: str | None, in
     except ProtocolError as exc:
         raise RequestError(404 if not body.openai else 400, exc.code, exc.message,
                            exc.param) from None  # fmt: skip
-    return setup.for_voice(info.id, info.pronunciation)
+    return setup.for_voice(*shared_kinds((i.id, i.pronunciation) for i in infos))
 
 
 def _check_controls(info: VoiceInfo, body: SpeechBody) -> None:
@@ -301,21 +340,51 @@ async def _body(
                      service.settings.max_utterance_audio_s)  # fmt: skip
 
 
+def voice_defaults(service: SpeechService) -> dict[str, str]:
+    """The default voice of each language here (``GET /v1/voices``'s ``defaults``)."""
+    default = service.settings.default_voice
+    return served_defaults(service.catalog.language_defaults(), default,
+                           service.catalog.info(default))  # fmt: skip
+
+
 async def voices(request: Request) -> JSONResponse:
-    """Stock voices (speakable) and cloned voices (with ``speakable`` saying whether a loaded
-    model can speak them)."""
+    """The catalogue (:mod:`emostream.transport.voice_listing`): named stock voices, the caller's
+    clones (``speakable`` says whether a loaded model speaks them), the corpus speakers with
+    ``all=true``; filters ``language``, ``gender``, ``tag``, ``type``."""
     service: SpeechService = request.app.state.service
-    out: list[dict[str, Any]] = [
-        {**info.as_dict(), "type": "stock", "speakable": True} for info in service.catalog.infos()
-    ]
-    for clone in request.app.state.registry.voices(owner=principal_of(request)):
-        if service.can_clone:
-            info = service.voice_info(clone.id)
-            extra: dict[str, Any] = {"speakable": True, **(info.as_dict() if info else {})}
-        else:
-            extra = {"speakable": False, "reason": CLONE_UNAVAILABLE}
-        out.append({**voice_view(clone, getattr(request.app.state, "refinements", None)), **extra})
-    return JSONResponse({"voices": out})
+    params = request.query_params
+    try:
+        query = ListingQuery.parse({k: params.getlist(k) for k in params})
+    except BadQuery as exc:
+        return error(400, "bad_value", exc.message, param=exc.param)
+    defaults = voice_defaults(service)
+    entries = [stock_entry(info, defaults) for info in service.catalog.infos()]
+    if query.type != "stock":
+        refinements = getattr(request.app.state, "refinements", None)
+        for clone in request.app.state.registry.voices(owner=principal_of(request)):
+            view = voice_view(clone, refinements)
+            if service.can_clone:
+                entries.append(clone_entry(view, service.voice_info(clone.id)))
+            else:
+                entries.append(clone_entry(view, None, reason=CLONE_UNAVAILABLE))
+    body = listing(entries, query, defaults=defaults, default=service.settings.default_voice)
+    return JSONResponse(body)
+
+
+def stock_voice_view(request: Request, voice_id: str) -> dict[str, Any] | None:
+    """``GET /v1/voices/{id}`` of a stock voice: its catalogue entry (None: no such voice)."""
+    service: SpeechService = request.app.state.service
+    info = service.catalog.info(voice_id)
+    if info is None:
+        return None
+    entry = stock_entry(info, voice_defaults(service))
+    entry.pop("hidden", None)
+    return entry
+
+
+def unknown_voice_message(request: Request, asked: str) -> str:
+    service: SpeechService = request.app.state.service
+    return unknown_voice(service.catalog, service.registry, principal_of(request), asked)
 
 
 async def healthz(request: Request) -> JSONResponse:

@@ -3,7 +3,7 @@ WebSocket (:mod:`emostream.transport.websocket.protocol`) and ``POST /v1/audio/s
 (:mod:`emostream.transport.http`) share.
 
 Field validation is strict: :func:`load_message` (JSON limits), :func:`voice_field`,
-:func:`parse_controls`, :func:`sample_rate_field`, :func:`parse_format`. ``null`` is the same as
+:func:`voices_field`, :func:`parse_controls`, :func:`sample_rate_field`, :func:`parse_format`. ``null`` is the same as
 leaving a field out; any other value must have the field's JSON type (no ``"false"`` for a
 boolean, no ``""`` for a voice) and numbers must be finite and in range. Ranges, defaults, enums
 and lengths come from the protocol's JSON Schema (:mod:`emostream.transport.schema`);
@@ -33,6 +33,10 @@ PRONUNCIATION_MODES: tuple[str, ...] = schema.choices("start_fields", "pronuncia
 _DICTIONARIES = schema.fields("start_fields")["pronunciation_dictionaries"]
 MAX_DICTIONARIES = int(_DICTIONARIES["maxItems"])
 MAX_DICTIONARY_ID_CHARS = int(_DICTIONARIES["items"]["maxLength"])
+# The languages ``voices`` takes (a voice per language), as emostream.text.languages names them.
+VOICE_LANGUAGES: tuple[str, ...] = tuple(
+    schema.fields("start_fields")["voices"]["anyOf"][0]["propertyNames"]["enum"]
+)
 # name -> (default, lowest, highest)
 _CONTROL_RANGES = {
     name: (float(schema.default("controls", name)), *schema.number_range("controls", name))
@@ -183,6 +187,36 @@ def voice_field(msg: dict[str, Any], default: str) -> str:
     if not isinstance(voice, str) or not voice.strip():
         raise ProtocolError("bad_value", "'voice' must be a non-empty string", "voice")
     return voice
+
+
+def voices_field(msg: dict[str, Any]) -> dict[str, str]:
+    """``voices``, a voice id per language (``{"en": "af_heart", "zh": "zf_xiaoxiao"}``): ``{}``
+    when absent, ``null`` or empty; a ``null`` id leaves its language out. Its shape only: the
+    voices are looked up (and checked against their language) by the caller."""
+    value = msg.get("voices")
+    if value is None:
+        return {}
+    example = '{"en": "af_heart", "zh": "zf_xiaoxiao"}'
+    if not isinstance(value, dict):
+        raise ProtocolError(
+            "bad_value", f"'voices' must be an object of language to voice id, e.g. {example}",
+            "voices",
+        )  # fmt: skip
+    out: dict[str, str] = {}
+    for language, voice in value.items():
+        if language not in VOICE_LANGUAGES:
+            raise ProtocolError(
+                "bad_value", f"'voices' names language {language[:40]!r}; the languages are "
+                f"{', '.join(VOICE_LANGUAGES)}", "voices",
+            )  # fmt: skip
+        if voice is None:
+            continue
+        if not isinstance(voice, str) or not voice.strip():
+            raise ProtocolError(
+                "bad_value", f"'voices.{language}' must be a non-empty voice id", "voices"
+            )
+        out[language] = voice
+    return out
 
 
 def sample_rate_field(raw: dict[str, Any], default: int, *, name: str = "sample_rate") -> int:

@@ -15,15 +15,15 @@ Both take every field of both: the six formats (``mp3``, ``opus``, ``aac``, ``fl
 clamped there), ``instructions`` (read as an emotion ``prompt``: it sets ``emotion`` and
 ``intensity`` when the body does not), ``stream_format`` (``audio`` or ``sse``), and
 EmoStream's controls (``emotion``, ``intensity``, ``pitch_shift``, ``energy``, ``prompt``,
-``sample_rate``, ``cache``), and pronunciation control (``pronunciation``,
-``pronunciation_dictionaries``: docs/protocol.md, "Pronunciation"; the dictionaries are looked
-up by the route, which knows the caller).
+``sample_rate``, ``cache``), ``voices`` (a voice per language, as on the WebSocket), and
+pronunciation control (``pronunciation``, ``pronunciation_dictionaries``: docs/protocol.md,
+"Pronunciation"; the dictionaries are looked up by the route, which knows the caller).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from emostream.codec.encoders import RESPONSE_FORMATS, ResponseFormat, missing_extra
@@ -37,8 +37,10 @@ from emostream.transport.messages import (
     parse_controls,
     pronunciation_fields,
     sample_rate_field,
+    voices_field,
 )
 from emostream.voices.base import Controls
+from emostream.voices.stock_voices import language_of
 
 # From the schema (speech_request): OpenAI's speech models (openai's SpeechModel) and this
 # server's own name, all speaking the same voices; the speeds taken (OpenAI's range) and the
@@ -90,12 +92,17 @@ class SpeechBody:
     emotion_from: str | None  # the field that set the emotion: emotion, prompt or instructions
     inline_pronunciation: bool = True  # ``pronunciation``: inline overrides read
     dictionaries: tuple[str, ...] = ()  # ``pronunciation_dictionaries``, in order
+    voices: dict[str, str] = field(default_factory=dict)  # a voice id per language (mapped)
+    voice_named: bool = True  # the body named its voice (else the server's default)
 
 
 def read_speech(
-    raw: bytes, *, default_voice: str, aliases: Mapping[str, str], max_chars: int
-) -> SpeechBody:
-    """Read one body. ``aliases``: OpenAI voice names -> voice ids. Raises
+    raw: bytes, *, default_voice: str, aliases: Mapping[str, str], max_chars: int,
+    language_defaults: Mapping[str, str] | None = None,
+) -> SpeechBody:  # fmt: skip
+    """Read one body. ``aliases``: OpenAI voice names -> voice ids. A body with no ``voice``
+    speaks with ``language_defaults``' voice for its input's language (``en``, ``zh``:
+    :func:`~emostream.voices.stock_voices.language_of`), else ``default_voice``. Raises
     :class:`RequestError` (in the body's dialect where it is known)."""
     try:
         body = load_message(raw)
@@ -104,7 +111,7 @@ def read_speech(
     openai = _model(body) is not None
     try:
         return _read(body, openai, default_voice=default_voice, aliases=aliases,
-                     max_chars=max_chars)  # fmt: skip
+                     max_chars=max_chars, language_defaults=language_defaults or {})  # fmt: skip
     except ProtocolError as exc:
         raise RequestError(400, exc.code, exc.message, exc.param) from None
     except RequestError as exc:
@@ -133,6 +140,7 @@ def _read(
     default_voice: str,
     aliases: Mapping[str, str],
     max_chars: int,
+    language_defaults: Mapping[str, str],
 ) -> SpeechBody:
     text = body.get("input")
     if not isinstance(text, str) or not text.strip():
@@ -140,7 +148,8 @@ def _read(
     if len(text) > max_chars:
         raise RequestError(413, "text_too_long", f"'input' is over {max_chars} characters",
                            "input")  # fmt: skip
-    asked = _voice(body, default_voice)
+    asked = _voice(body, language_defaults.get(language_of(text), default_voice))
+    voices = {lang: aliases.get(v, v) for lang, v in voices_field(body).items()}
     fmt = _format(body, openai)
     rate = sample_rate_field(body, fmt.default_rate)
     sse = _stream_format(body)
@@ -166,6 +175,8 @@ def _read(
         ),
         inline_pronunciation=inline,
         dictionaries=dictionaries,
+        voices=voices,
+        voice_named=body.get("voice") is not None,
     )
 
 

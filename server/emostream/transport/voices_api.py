@@ -31,6 +31,7 @@ request counts against the key's clone quota.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -46,7 +47,14 @@ from emostream.transport.errors import error
 from emostream.voices.cloning.clip import ClipError
 from emostream.voices.cloning.enroll import Enroller
 from emostream.voices.cloning.refine_state import QueueFull, RefineBusy, RefineUnavailable, view
-from emostream.voices.cloning.registry import ClonedVoice, StoreUnavailable, VoiceStore, clean_name
+from emostream.voices.cloning.registry import (
+    ClonedVoice,
+    StoreUnavailable,
+    VoiceStore,
+    clean_name,
+    is_cloned_id,
+)
+from emostream.voices.names import name_clash, named
 
 if TYPE_CHECKING:  # the queue is built at start-up (the app imports it then)
     from emostream.voices.cloning.refine_jobs import Refinements
@@ -81,6 +89,9 @@ def voice_routes(
     limits: KeyLimits | None = None,
     metrics: Metrics | None = None,
     refinements: Callable[[], Refinements | None] = lambda: None,
+    is_stock: Callable[[str], bool] = lambda _id: False,
+    stock_view: Callable[[Request, str], dict[str, Any] | None] = lambda _r, _id: None,
+    unknown: Callable[[Request, str], str] = lambda _r, v: f"no voice {v[:40]!r}",
 ) -> list[Route]:
     """Routes for the cloned-voice API.
 
@@ -93,7 +104,13 @@ def voice_routes(
     refine requests per key (``429 clone_quota``); ``metrics`` counts the refusals.
     ``refinements()``: the server's refinement queue (None: it refines nothing; the app's is
     built at start-up, hence a getter).
+
+    A clone is found by its id or by the name it was given (any case; names are unique among a
+    principal's clones, and may not be a stock voice's id: ``is_stock``; ``409 name_taken``).
+    ``GET`` of a stock voice answers ``stock_view(request, id)``; a voice found nowhere is
+    ``404 unknown_voice`` with ``unknown(request, asked)`` (short, with the closest names).
     """
+    names_lock = threading.Lock()  # a name's check and the clone's insert, together
     max_bytes = enroller.max_bytes
 
     def refuse(status: int, code: str, message: str, *, param: str | None = None) -> Response:
@@ -102,9 +119,16 @@ def voice_routes(
         return error(status, code, message, param=param)
 
     def owned(request: Request, voice_id: str) -> ClonedVoice | None:
-        voice = registry.get(voice_id)
+        """The caller's clone with this id, or else with this name (one, any case)."""
         owner = owner_of(request)
+        voice = registry.get(voice_id) if is_cloned_id(voice_id) else None
+        if voice is None and not is_cloned_id(voice_id) and not is_stock(voice_id):
+            found = named(registry.voices(owner=owner), voice_id)
+            voice = found[0] if len(found) == 1 else None
         return voice if voice is not None and (owner is None or voice.owner == owner) else None
+
+    def missing(request: Request, voice_id: str) -> Response:
+        return error(404, "unknown_voice", unknown(request, voice_id))
 
     def charge(owner: str | None) -> None:
         if limits is None:
@@ -160,26 +184,38 @@ def voice_routes(
             name = clean_name(name)
         except ValueError as exc:
             return error(400, "bad_name", str(exc), param="name")
+        clash = name_clash(name, registry.voices(owner=owner), is_stock)
+        if clash is not None:  # before the clip is read and embedded
+            return refuse(409, "name_taken", clash, param="name")
         try:
             enrolment = await enroller.enroll(data)
         except ClipError as exc:
             log.info("clip refused: %s (%s)", exc.code, exc.message)
             return error(exc.http_status, exc.code, exc.message, param="file")
         clip, final_name = enrolment.clip, name
-        voice = await enroller.run(
-            lambda: registry.add(
-                name=final_name,
-                embedding=enrolment.embedding,
-                encoder=enroller.encoder.version,
-                clip_sha256=clip.sha256,
-                duration_s=clip.duration_s,
-                speech_s=clip.speech_s,
-                clip_audio=clip.audio,
-                sample_rate=clip.sample_rate,
-                owner=owner,
-                source_rate=clip.source_sample_rate,
-            )
-        )
+
+        def add() -> ClonedVoice | str:
+            with names_lock:  # the same name uploaded twice at once: one of them is refused
+                taken = name_clash(final_name, registry.voices(owner=owner), is_stock)
+                if taken is not None:
+                    return taken
+                return registry.add(
+                    name=final_name,
+                    embedding=enrolment.embedding,
+                    encoder=enroller.encoder.version,
+                    clip_sha256=clip.sha256,
+                    duration_s=clip.duration_s,
+                    speech_s=clip.speech_s,
+                    clip_audio=clip.audio,
+                    sample_rate=clip.sample_rate,
+                    owner=owner,
+                    source_rate=clip.source_sample_rate,
+                )
+
+        added = await enroller.run(add)
+        if isinstance(added, str):
+            return refuse(409, "name_taken", added, param="name")
+        voice = added
         if on_change is not None:
             on_change("created", voice.id)
         queue = refinements()
@@ -195,16 +231,18 @@ def voice_routes(
     async def read(request: Request) -> Response:
         voice_id = request.path_params["voice_id"]
         voice = owned(request, voice_id)
-        if voice is None:
-            return error(404, "unknown_voice", f"no cloned voice {voice_id!r}")
-        return JSONResponse(voice_view(voice, refinements()))
+        if voice is not None:
+            return JSONResponse(voice_view(voice, refinements()))
+        stock = stock_view(request, voice_id)
+        return JSONResponse(stock) if stock is not None else missing(request, voice_id)
 
     async def refine(request: Request) -> Response:
         voice_id = request.path_params["voice_id"]
         registry.check()
         voice = owned(request, voice_id)
         if voice is None:
-            return error(404, "unknown_voice", f"no cloned voice {voice_id!r}")
+            return missing(request, voice_id)
+        voice_id = voice.id
         queue = refinements()
         if queue is None or not queue.available:
             reason = NO_REFINER if queue is None else queue.unavailable
@@ -245,16 +283,16 @@ def voice_routes(
             response.headers["Retry-After"] = str(REFINE_RETRY_S)
             return response
         if queued is None:
-            return error(404, "unknown_voice", f"no cloned voice {voice_id!r}")
+            return missing(request, voice_id)
         return JSONResponse(voice_view(queued, queue), status_code=202,
                             headers={"Location": f"{prefix}/{voice_id}"})  # fmt: skip
 
     async def delete(request: Request) -> Response:
-        voice_id = request.path_params["voice_id"]
-        if owned(request, voice_id) is None or not registry.delete(voice_id):
-            return error(404, "unknown_voice", f"no cloned voice {voice_id!r}")
+        voice = owned(request, request.path_params["voice_id"])
+        if voice is None or not registry.delete(voice.id):
+            return missing(request, request.path_params["voice_id"])
         if on_change is not None:
-            on_change("deleted", voice_id)
+            on_change("deleted", voice.id)
         return Response(status_code=204)
 
     return [

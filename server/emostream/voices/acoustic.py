@@ -32,6 +32,7 @@ from emostream.text.pieces import fit_pieces, piece_limit
 from emostream.text.pron.spec import KINDS
 from emostream.voices.base import BatchedStage, Controls, Latent, VoiceInfo, join_latents
 from emostream.voices.joins import Span, cut, locate
+from emostream.voices.stock_voices import describe
 from emostream.voices.words import WordUnits, safe_align
 
 if TYPE_CHECKING:
@@ -449,7 +450,7 @@ class AcousticFamily:
                 name,
                 emb,
                 language=speaker_language(name),
-                description=f"EmoStream FS2 v0.4, teacher speaker {name}",
+                description=describe(name),
             )
             for name, emb in sorted(self.speakers.items())
         ]

@@ -11,6 +11,7 @@ import numpy.typing as npt
 
 from emostream.config import Settings
 from emostream.voices.base import Voice, VoiceInfo
+from emostream.voices.stock_voices import FALLBACK_DEFAULTS, LANGUAGE_DEFAULTS
 
 if TYPE_CHECKING:
     from emostream.voices.acoustic import AcousticFamily, Decoder
@@ -18,10 +19,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-# Settings.default_voice "auto": the first of these that is loaded. af_heart (EmoStream FS2
-# v0.4 + the light vocoder on CPU) over joe by measurement on the held-out lines, README
-# "Default voice": WER 3.2 vs 7.5 %, DNSMOS OVRL 3.32 vs 3.25 (P.808 3.65 vs 3.86).
-AUTO_DEFAULTS = ("af_heart", "joe")
+# Settings.default_voice "auto": the first of these that is loaded: the English default of the
+# catalogue (af_heart, by measurement: emostream.voices.stock_voices), else joe.
+AUTO_DEFAULTS = (LANGUAGE_DEFAULTS["en"], *FALLBACK_DEFAULTS)
 
 
 class VoiceCatalog:
@@ -54,6 +54,11 @@ class VoiceCatalog:
             f"default voice {setting!r} is not loaded (voices: {known}); "
             "set EMOSTREAM_DEFAULT_VOICE"
         )
+
+    def language_defaults(self) -> dict[str, str]:
+        """The default voice of each language (``en``, ``zh``) among those loaded: the
+        catalogue's (:data:`~emostream.voices.stock_voices.LANGUAGE_DEFAULTS`)."""
+        return {lang: vid for lang, vid in LANGUAGE_DEFAULTS.items() if vid in self._voices}
 
     def info(self, voice_id: str) -> VoiceInfo | None:
         voice = self._voices.get(voice_id)

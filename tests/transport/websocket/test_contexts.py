@@ -20,6 +20,7 @@ from emostream.transport.websocket.frames import (
 from emostream.transport.websocket.protocol import (
     BeginUtterance,
     CancelUtterance,
+    Dropped,
     EndOfInput,
     EnqueueLine,
     QueueSegments,
@@ -295,11 +296,11 @@ def test_a_refused_contexts_messages_are_dropped_quietly() -> None:
     r.refused("a", refused.request)
     assert r.live == 0 and r.idle
     for kind in ("text", "flush", "end"):
-        assert send(r, type=kind, context_id="a", text="x") == []
+        assert send(r, type=kind, context_id="a", text="x") == [Routed("a", Dropped(kind))]
     assert codes(send(r, type="text", context_id="a", text="x")) == [("a", "unknown_context")]
     again = begin(send(r, type="start", context_id="a"))
     r.refused("a", again.request)
-    assert send(r, type="cancel", context_id="a") == []
+    assert send(r, type="cancel", context_id="a") == [Routed("a", Dropped("cancel"))]
     third = begin(send(r, type="start", context_id="a"))
     r.refused("a", third.request)
     begin(send(r, type="start", context_id="a"))  # started again before its end came
@@ -312,5 +313,6 @@ def test_a_refused_v1_start_leaves_the_router_idle_and_quiet() -> None:
     refused = begin(send(r, type="start"))
     r.refused(None, refused.request)
     assert r.idle and r.may_start({"type": "start"}) and r.state_of({}) == "refused"
-    assert send(r, type="text", text="x") == [] and send(r, type="end") == []
+    assert send(r, type="text", text="x") == [Routed(None, Dropped("text"))]
+    assert send(r, type="end") == [Routed(None, Dropped("end"))]
     assert codes(send(r, type="end")) == [(None, "not_started")]

@@ -7,6 +7,7 @@ from emostream.transport.websocket.protocol import (
     NOTHING_SPEAKABLE,
     BeginUtterance,
     CancelUtterance,
+    Dropped,
     EndOfInput,
     QueueSegments,
     SendError,
@@ -218,13 +219,14 @@ def test_a_start_refused_by_the_io_layer_takes_its_text_and_end_quietly() -> Non
     p = proto()
     p.start_refused(_begun(send(p, type="start")).request)
     assert _state(p) == "refused" and p.idle
-    assert send(p, type="text", text="Hello there.") == []
-    assert send(p, type="flush") == []
-    assert send(p, type="end") == []
+    # Dropped: no answer; the I/O layer only counts them (not a SendError).
+    assert send(p, type="text", text="Hello there.") == [Dropped("text")]
+    assert send(p, type="flush") == [Dropped("flush")]
+    assert send(p, type="end") == [Dropped("end")]
     assert _state(p) == "idle"
     assert errors(send(p, type="text", text="Stray.")) == ["not_started"]  # as before
     p.start_refused(_begun(send(p, type="start")).request)
-    assert send(p, type="cancel") == [] and _state(p) == "idle"
+    assert send(p, type="cancel") == [Dropped("cancel")] and _state(p) == "idle"
     third = _begun(send(p, type="start"))
     p.start_refused(third.request)
     _begun(send(p, type="start"))  # a new start while refused is taken at once
@@ -233,6 +235,33 @@ def test_a_start_refused_by_the_io_layer_takes_its_text_and_end_quietly() -> Non
     assert _state(p) == "open"
     assert send(p, type="text", text="Spoken.") == []
     assert send(p, type="end") == [QueueSegments(["Spoken."]), EndOfInput()]
+
+
+def test_a_refused_start_touches_no_text_front_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The refused utterance's text is not normalised, split or buffered: nothing of it
+    reaches the text front end, and the next start begins with an empty one."""
+    from emostream.text.frontend import TextFrontEnd
+
+    fed: list[str] = []
+    original = TextFrontEnd.normalize
+
+    def normalize(text: str) -> str:
+        fed.append(text)
+        return original(text)
+
+    monkeypatch.setattr(TextFrontEnd, "normalize", staticmethod(normalize))
+    p = proto()
+    p.start_refused(_begun(send(p, type="start")).request)
+    for _ in range(3):
+        assert send(p, type="text", text="Never spoken. ") == [Dropped("text")]
+    assert send(p, type="end") == [Dropped("end")]
+    assert fed == []
+    _begun(send(p, type="start"))
+    assert send(p, type="text", text="Spoken.") == []
+    assert send(p, type="end") == [QueueSegments(["Spoken."]), EndOfInput()]
+    # the check sees the front end when it is used (with inline overrides read, the default,
+    # the length check normalises the message and the front end each stretch around overrides)
+    assert fed and set(fed) == {"Spoken."}
 
 
 def test_the_voice_the_lookup_found_rides_on_the_request() -> None:

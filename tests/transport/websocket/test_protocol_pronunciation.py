@@ -143,3 +143,29 @@ def test_a_line_carries_the_fields() -> None:
     assert pins(segments(out)) == [("Nguyen", "wˈɪn")]
     (err,) = send(proto(), type="line", text="x", pronunciation_dictionaries=["pdict_nope"])
     assert isinstance(err, SendError) and err.code == "unknown_dictionary"
+
+
+def test_with_a_voice_per_language_the_kinds_all_its_voices_read() -> None:
+    zh = VoiceInfo("zf_xiaoxiao", "emostream-fs2", "zh-CN", 22050, ("speed",), pronunciation=KINDS)
+    p = SessionProtocol(lookup_voice={"af_heart": FS2, "joe": JOE, "zf_xiaoxiao": zh}.get,
+                        lookup_dictionary={NAMES.id: NAMES}.get)  # fmt: skip
+    out = send(p, type="start", voices={"en": "joe", "zh": "zf_xiaoxiao"},
+               pronunciation_dictionaries=[NAMES.id])  # fmt: skip
+    assert isinstance(out[0], BeginUtterance)
+    assert out[0].started_event["pronunciation"] == ["respelling"]
+    (notice,) = out[1:]  # joe may speak any entry's word: those kinds are left out, said once
+    assert isinstance(notice, SendError) and "'joe' does not take ipa or pinyin" in notice.message
+    out = send(p, type="text", text="Hi {Siobhan|shiv awn}, 我在银{行|xing2}工作。")
+    out += send(p, type="end")
+    (err,) = [a for a in out if isinstance(a, OverrideError)]
+    assert err.code == "unsupported_control" and "'joe'" in err.message
+    assert pins(segments(out)) == [("Siobhan", "shiv awn")]
+    # Mandarin falls to the default voice, joe, here (no timbre match known): joe's kinds
+    (begin,) = send(proto(), type="start", voices={"en": "af_heart"}, pronunciation="inline")
+    assert isinstance(begin, BeginUtterance)
+    assert begin.started_event["voices"] == {"en": "af_heart", "zh": "joe"}
+    assert begin.started_event["pronunciation"] == ["respelling"]
+    (begin,) = send(proto(), type="start", voice="af_heart", voices={"en": "af_heart"},
+                    pronunciation="inline")  # fmt: skip
+    assert isinstance(begin, BeginUtterance)
+    assert begin.started_event["pronunciation"] == ["pinyin", "ipa", "respelling"]

@@ -9,6 +9,9 @@ asked for); :class:`KeyChain` then folds in each segment's normalised text in or
 
 so "could a cached phrase start like this?" (:attr:`KeyChain.prefix`) can be asked segment by
 segment before the input is complete, and the whole-utterance key exists only once it is.
+With a voice per language each segment's link also holds the voice that speaks it
+(:func:`voice_identity`: id, model and speaker embedding), so an utterance is found again only
+when every segment would be spoken by the same voice.
 The text is the segments as the server speaks them (after :func:`~emostream.text.normalize`
 and the segmenter), so replies that differ only in how their text arrived (whole, token by
 token) share a key when they split into the same segments.
@@ -41,6 +44,13 @@ def speaker_identity(voice: Voice) -> str | None:
     if isinstance(timbre, np.ndarray):
         data += b"timbre" + np.ascontiguousarray(timbre, dtype="<f4").tobytes()
     return hashlib.sha256(data).hexdigest()
+
+
+def voice_identity(voice: Voice) -> str:
+    """What tells ``voice``'s sound apart in a key: its id, model and speaker embedding."""
+    info = voice.info
+    return json.dumps([info.id, info.model, info.sample_rate, voice.hop_length,
+                       voice.context_frames, speaker_identity(voice)])  # fmt: skip
 
 
 def phrase_params(
@@ -87,9 +97,12 @@ class KeyChain:
         self._state = params
         self.prefixes: list[str] = []  # hex, one per segment added
 
-    def add(self, segment: str) -> str:
-        """Fold in the next segment; its prefix key (hex)."""
+    def add(self, segment: str, voice: str = "") -> str:
+        """Fold in the next segment (and, with a voice per language, the
+        :func:`voice_identity` of the voice that speaks it); its prefix key (hex)."""
         data = self._state + b"\x1esegment\x1f" + segment.encode("utf-8", "surrogatepass")
+        if voice:
+            data += b"\x1evoice\x1f" + voice.encode("utf-8", "surrogatepass")
         self._state = hashlib.sha256(data).digest()
         self.prefixes.append(self._state.hex())
         return self.prefixes[-1]

@@ -60,10 +60,13 @@ async def cached_utterance(
     lead_s: float | None = 1.0,
     clock: Callable[[], float],
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    voice_of: Callable[[str], str] | None = None,
 ) -> AsyncIterator[Packet | Event]:
     """The utterance's items: a cached phrase replayed, or ``live(segments)`` recorded.
 
     ``params``: :func:`~emostream.stream.phrases.key.phrase_params` of the request;
+    ``voice_of``: with a voice per language, a segment's voice identity (folded into the key
+    with it: :meth:`~emostream.stream.phrases.key.KeyChain.add`);
     ``hold_s``: the longest a segment waits for the input's end when a cached phrase starts
     like it; ``lead_s``: replay pacing (:func:`~emostream.stream.phrases.replay.replay`)."""
     it = aiter(segments)
@@ -72,7 +75,11 @@ async def cached_utterance(
         return
     stats.started_at = clock()
     chain = KeyChain(params)
-    chain.add(first[0])
+
+    def link(segment: str) -> None:
+        chain.add(segment, voice_of(segment) if voice_of is not None else "")
+
+    link(first[0])
     held = [first[0]]
     ended = False
     pending: asyncio.Task[tuple[str] | None] | None = None
@@ -104,7 +111,7 @@ async def cached_utterance(
             if got is None:
                 ended = True
             else:
-                chain.add(got[0])
+                link(got[0])
                 held.append(got[0])
 
         async def feed() -> AsyncIterator[str]:
@@ -117,10 +124,10 @@ async def cached_utterance(
                 got, pending = await pending, None
                 if got is None:
                     return
-                chain.add(got[0])
+                link(got[0])
                 yield got[0]
             async for text in it:
-                chain.add(text)
+                link(text)
                 yield text
 
         recorder = PhraseRecorder(max_bytes=cache.max_entry_bytes)

@@ -167,3 +167,16 @@ def _override_end(buf: str, i: int) -> int | None:
         elif not bar and j - i > MAX_WORD_CHARS + 2:
             return -1  # too long a word
     return None if len(buf) < i + MAX_OVERRIDE_CHARS else -1
+
+
+def written(text: str) -> str:
+    """A whole text as written: each override its word, escapes resolved (what is shown, and
+    what a client weighs to pick a voice by the text's language)."""
+    if "{" not in text and "\\" not in text:
+        return text
+    parser = InlineParser()
+    pieces = parser.feed(text) + parser.flush()
+    return "".join(
+        p.text if isinstance(p, Plain) else p.pin.display if isinstance(p, Override) else ""
+        for p in pieces
+    )

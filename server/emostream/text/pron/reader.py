@@ -13,6 +13,7 @@ when the utterance starts (:meth:`PronunciationSetup.for_voice` says which).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from emostream.text.pron.inline import InlineParser, Override, Piece, Plain, Problem
@@ -42,6 +43,18 @@ class PronunciationSetup:
             dropped = {e.pron.kind for e in lexicon.entries} - set(kinds)
             lexicon = Lexicon(kept) if dropped else lexicon
         return replace(self, lexicon=lexicon, kinds=frozenset(kinds), voice=voice), sorted(dropped)
+
+
+def shared_kinds(voices: Iterable[tuple[str, tuple[str, ...]]]) -> tuple[str, tuple[str, ...]]:
+    """The voices of one utterance, ``(id, kinds it takes)`` each (several with a voice per
+    language: any of them may speak an override), as one for :meth:`PronunciationSetup.for_voice`:
+    the name to give in a problem (the voices that lack a kind, else the first) and the kinds
+    every one of them takes, in :data:`KINDS` order."""
+    given = dict(voices)
+    kinds = tuple(k for k in KINDS if all(k in taken for taken in given.values()))
+    taken_by_any = {k for taken in given.values() for k in taken}
+    lacking = [vid for vid, taken in given.items() if not taken_by_any <= set(taken)]
+    return ", ".join(lacking or list(given)[:1]), kinds
 
 
 class PronunciationReader:

@@ -132,6 +132,9 @@ class CompatSession:
             if track is not None and refused:
                 self.drop(track)
             code, message = str(body.get("code")), str(body.get("message"))
+            wait = body.get("retry_after_ms")  # busy: neither API has a field for it
+            if isinstance(wait, int):
+                message = f"{message} (retry after {wait} ms)"
             return self.on_error(track, code, message, refused=refused)
         if track is None:
             return Turn()

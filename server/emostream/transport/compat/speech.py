@@ -12,6 +12,7 @@ and the end through the route's :class:`Framing`. A refusal is the route's own e
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -30,7 +31,7 @@ from emostream.transport.edge.limits import KeyLimits, LimitExceeded
 from emostream.transport.errors import retry_after_ms
 from emostream.transport.http import SpeechResponse, read_body
 from emostream.transport.messages import ProtocolError, parse_controls
-from emostream.transport.voice_access import clone_unavailable
+from emostream.transport.voice_access import clone_unavailable, resolve_voice, unknown_voice
 from emostream.voices.base import UnsupportedControl, Voice, check_controls
 
 Refuse = Callable[[int, str, str], JSONResponse]  # (status, code, message): the API's shape
@@ -76,9 +77,15 @@ class SpeechPlan:
 
 
 class Refused(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
+    """A refusal in the API's error shape; ``retry_after_s``: its ``Retry-After`` (busy, the
+    key's limits), in whole seconds, at least 1."""
+
+    def __init__(
+        self, status: int, code: str, message: str, *, retry_after_s: float | None = None
+    ) -> None:
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
+        self.retry_after_s = retry_after_s
 
 
 async def read_json(request: Request, limit: int) -> bytes:
@@ -92,18 +99,18 @@ async def read_json(request: Request, limit: int) -> bytes:
     return raw
 
 
-def _voice(request: Request, service: SpeechService, voice_id: str) -> Voice:
-    visible = voice_visible(service.registry, principal_of(request), voice_id)
+def _voice(request: Request, service: SpeechService, asked: str) -> Voice:
+    principal = principal_of(request)
+    voice_id = resolve_voice(service.catalog, service.registry, principal, asked)
+    visible = voice_visible(service.registry, principal, voice_id)
     voice = service.voice(voice_id) if visible else None
     if voice is not None:
         return voice
     reason = clone_unavailable(request.app, voice_id) if visible else None
     if reason:
         raise Refused(409, "voice_unavailable", reason)
-    known = [i.id for i in service.catalog.infos()]
-    shown = ", ".join(known[:8]) + (", ..." if len(known) > 8 else "")
-    raise Refused(404, "unknown_voice", f"unknown voice {voice_id[:100]!r}: use a voice id of "
-                  f"this server ({len(known)}: {shown}; GET /v1/voices lists them)")  # fmt: skip
+    raise Refused(404, "unknown_voice", unknown_voice(service.catalog, service.registry,
+                                                      principal, asked))  # fmt: skip
 
 
 def _segments(text: str) -> tuple[list[str], list[SegmentSource]]:
@@ -117,10 +124,11 @@ async def serve(request: Request, plan: SpeechPlan, framing: Framing, refuse: Re
     try:
         return await _serve(request, plan, framing)
     except Refused as exc:
-        request.app.state.service.metrics.errors.labels(exc.code).inc()
+        if exc.code != "busy":  # (busy is counted by the service's admission)
+            request.app.state.service.metrics.errors.labels(exc.code).inc()
         response = refuse(exc.status, exc.code, exc.message)
-        if exc.code == "busy" or exc.status == 429:
-            response.headers["Retry-After"] = "1"
+        if exc.retry_after_s is not None:
+            response.headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after_s)))
         return response
 
 
@@ -149,12 +157,13 @@ async def _serve(request: Request, plan: SpeechPlan, framing: Framing) -> Respon
         limits.charge_chars(principal, len(plan.text))
         permit = limits.open_stream(principal)
     except LimitExceeded as exc:
-        raise Refused(429, exc.code, exc.message) from None
+        raise Refused(429, exc.code, exc.message, retry_after_s=exc.retry_after_s) from None
     try:
         slot = service.admit()
     except Busy as exc:
         permit.release()
-        raise Refused(503, "busy", f"{exc}; retry in {retry_after_ms(exc)} ms") from None
+        raise Refused(503, "busy", f"{exc}; retry in {retry_after_ms(exc)} ms",
+                      retry_after_s=exc.retry_after_s) from None  # fmt: skip
     req = UtteranceRequest(
         voice=voice, controls=controls,
         fmt=OutputFormat(codec="pcm_s16le", sample_rate=plan.fmt.source_rate),

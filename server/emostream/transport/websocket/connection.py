@@ -9,8 +9,9 @@ An utterance is admitted (a stream slot taken) before ``started`` is sent, and e
 utterance that got ``started`` gets exactly one ``done``, however early it is cancelled. A
 ``start`` refused there (``busy``, with ``retry_after_ms``: the stream limit or the runner's
 admission) gets that error as its one answer: the text, flush and end the client sent for it
-are then dropped quietly (:meth:`ContextRouter.refused`). The voice a ``start`` names is looked
-up once, by the protocol (:meth:`StreamConnection._lookup`); the utterance speaks what it found.
+are then dropped quietly, only counted (:meth:`ContextRouter.refused`). The voice a ``start``
+names is looked up once, by the protocol (:class:`~emostream.transport.websocket.caller_voices.
+CallerVoices`); the utterance speaks what it found.
 
 Bounds (README "Security and limits"): per-key streams and characters per minute
 (:mod:`emostream.transport.edge.limits`); a connection with no client message and no audio sent
@@ -32,8 +33,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -42,16 +41,11 @@ from emostream.stream.service import SpeechService
 from emostream.stream.streamer import Packet, UtteranceRequest, UtteranceStats
 from emostream.text.frontend import EspeakCrashed
 from emostream.transport.drain import GOING_AWAY, SHUTTING_DOWN, Drain
-from emostream.transport.edge.guard import principal_of, voice_visible
+from emostream.transport.edge.guard import principal_of
 from emostream.transport.edge.limits import KeyLimits
 from emostream.transport.errors import INVALID_UTF8, INVALID_UTF8_REASON, error
-from emostream.transport.messages import ProtocolError
 from emostream.transport.pronunciation_api import caller_dictionaries
-from emostream.transport.voice_access import (
-    STORE_UNAVAILABLE,
-    clone_unavailable,
-    store_unavailable_message,
-)
+from emostream.transport.websocket.caller_voices import CallerVoices
 from emostream.transport.websocket.contexts import ContextRouter, Routed, tagged
 from emostream.transport.websocket.intake import TextIntake
 from emostream.transport.websocket.line_player import LinePlayer
@@ -61,6 +55,7 @@ from emostream.transport.websocket.protocol import (
     BeginUtterance,
     CancelUtterance,
     ClearLines,
+    Dropped,
     EndOfInput,
     EnqueueLine,
     QueueSegments,
@@ -70,8 +65,6 @@ from emostream.transport.websocket.protocol import (
 )
 from emostream.transport.websocket.sender import BoundedSender
 from emostream.transport.websocket.utterance import Utterance, admit, segment_texts
-from emostream.voices.base import Voice
-from emostream.voices.cloning.registry import StoreUnavailable
 
 log = logging.getLogger(__name__)
 SUBPROTOCOL = "emostream.v1"  # accepted when offered (browsers passing a token offer both)
@@ -86,29 +79,15 @@ class _Cut(Exception):
     """The client stopped reading: the utterance ends as cancelled."""
 
 
-@contextmanager
-def _store_down_refused() -> Iterator[None]:
-    """The voice registry out of reach: a ``store_unavailable`` refusal (the protocol's)."""
-    try:
-        yield
-    except StoreUnavailable as exc:
-        raise ProtocolError(STORE_UNAVAILABLE, store_unavailable_message(exc)) from None
-
-
 class StreamConnection:
-    def __init__(
-        self,
-        ws: WebSocket,
-        service: SpeechService,
-        *,
-        limits: KeyLimits | None = None,
-        drain: Drain | None = None,
-    ) -> None:
+    def __init__(self, ws: WebSocket, service: SpeechService, *, limits: KeyLimits | None = None,
+                 drain: Drain | None = None) -> None:  # fmt: skip
         self.ws = ws
         self.service = service
         self.principal = principal_of(ws)
         self.limits = limits or KeyLimits()
         self.drain = drain or Drain()
+        self.voices = CallerVoices(service, ws.app, self.principal, lambda: self.intake.refs)
         self.router = ContextRouter(
             self._new_protocol, max_contexts=service.settings.max_contexts_per_connection
         )
@@ -133,36 +112,19 @@ class StreamConnection:
 
     def _new_protocol(self) -> SessionProtocol:
         settings = self.service.settings
+        registry = getattr(self.ws.app.state, "registry", None)
         return SessionProtocol(
-            lookup_voice=self._lookup,
+            lookup_voice=self.voices.lookup,
             default_voice=settings.default_voice,
             max_text_chars=settings.max_text_chars,
             line_ttl_ms=settings.line_ttl_ms,
             new_stream_id=self.service.new_stream_id,
-            unavailable=self._unavailable,
-            lookup_dictionary=caller_dictionaries(getattr(self.ws.app.state, "registry", None),
-                                                  self.principal),  # fmt: skip
+            unavailable=self.voices.unavailable,
+            match_voice=self.service.timbre_match,
+            unknown=self.voices.unknown,
+            lookup_dictionary=caller_dictionaries(registry, self.principal),
             opus_delay_ms=self.service.opus_delay_ms,
         )
-
-    # -- voices this caller may use (registry down: the protocol refuses the start or line
-    # with ``store_unavailable``, and the connection goes on) ------------------------------
-    def _lookup(self, voice_id: str) -> Voice | None:
-        """The voice to speak (a clone is read from the registry unless built already): the
-        one lookup of an utterance's voice, carried on its request to :meth:`_begin`."""
-        with _store_down_refused():
-            if voice_id in self.intake.refs or self._visible(voice_id):
-                return self.service.voice(voice_id)
-        return None
-
-    def _unavailable(self, voice_id: str) -> str | None:
-        with _store_down_refused():
-            if self._visible(voice_id):
-                return clone_unavailable(self.ws.app, voice_id)
-        return None
-
-    def _visible(self, voice_id: str) -> bool:
-        return voice_visible(self.service.registry, self.principal, voice_id)
 
     # -- drain ------------------------------------------------------------------------
     @property
@@ -297,6 +259,8 @@ class StreamConnection:
             await self.lines.enqueue(action, context)
         elif isinstance(action, ClearLines):
             await self.lines.clear()
+        elif isinstance(action, Dropped):  # a refused start's later message: no answer
+            self.service.metrics.refused_messages.labels(action.kind).inc()
 
     async def _begin(
         self,
@@ -309,7 +273,8 @@ class StreamConnection:
         before anything is awaited (nothing a client sends meanwhile can reach them)."""
         req = action.request
         voice = req.spoken  # what the protocol's lookup found: not looked up again
-        if voice is None:  # (a lookup that gave only the voice's info: nothing speaks it)
+        voices = req.voices_spoken()
+        if voice is None or voices is None:  # (a lookup gave only an info: nothing speaks it)
             gone = SendError("unknown_voice", f"voice {req.voice.id!r} is gone")
             await self._refuse(gone, req, context, line_id)
             return
@@ -334,7 +299,7 @@ class StreamConnection:
             return
         request = UtteranceRequest(voice=voice, controls=req.controls, fmt=req.fmt,
                                    timestamps=req.timestamps, stream_id=req.stream_id,
-                                   word_timestamps=req.word_timestamps)  # fmt: skip
+                                   word_timestamps=req.word_timestamps, voices=voices)  # fmt: skip
         utt.task = asyncio.create_task(self._speak(utt, request))
 
     async def _refuse(

@@ -20,8 +20,9 @@ context, so the I/O layer knows which utterance each one belongs to. It never to
   be started again.
   ``text``/``flush``/``end``/``cancel`` naming no live context get ``unknown_context`` and
   change nothing, except for a context whose ``start`` the I/O layer refused (:meth:`refused`:
-  ``busy``): its ``text``/``flush`` are dropped quietly until its ``end`` or ``cancel`` (also
-  dropped) or a new ``start`` with its id, as v1 does after a refused start.
+  ``busy``): its ``text``/``flush`` are dropped quietly (:class:`Dropped`, counted, not
+  answered) until its ``end`` or ``cancel`` (also dropped) or a new ``start`` with its id, as
+  v1 does after a refused start.
 
 A ``context_id`` is 1-64 characters of ``A-Z a-z 0-9 . _ : -`` (a UUID fits); ``null`` is the
 same as leaving it out.
@@ -41,6 +42,7 @@ from emostream.transport.websocket.protocol import (
     Action,
     BeginUtterance,
     CancelUtterance,
+    Dropped,
     SendError,
     SessionProtocol,
     StartRequest,
@@ -180,7 +182,7 @@ class ContextRouter:
         if live is None and context_id in self._refused:  # its one answer was the refusal
             if kind in ("end", "cancel"):
                 del self._refused[context_id]
-            return []
+            return [Routed(context_id, Dropped(kind))]
         if live is None:
             return [Routed(context_id, SendError(UNKNOWN_CONTEXT, f"no context {context_id!r} "
                            "on this connection (never started, or already done)"))]  # fmt: skip

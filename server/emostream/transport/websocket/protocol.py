@@ -9,13 +9,17 @@ reports the utterance finished. ``cancel`` returns to ``idle`` at once.
 Every bad message yields an :class:`SendError` action and leaves the state as it was.
 A ``start`` the I/O layer refused after all (``busy``: admission or the stream limit; its one
 answer is that error) leaves ``refused``: the client's ``text``, ``flush``, ``end`` and
-``cancel`` for it are dropped without an answer (``end`` and ``cancel`` return to ``idle``),
-and a new ``start`` is taken as in ``idle``.
+``cancel`` for it are dropped without an answer (a :class:`Dropped` action, which the I/O layer
+only counts; ``end`` and ``cancel`` return to ``idle``), and a new ``start`` is taken as in
+``idle``.
 
 Fields are checked by the validators shared with ``POST /v1/audio/speech``
 (:mod:`emostream.transport.messages`); a line's own fields come from the protocol's JSON Schema
 (:mod:`emostream.transport.schema`). A ``start``'s voice is looked up once: what the lookup
-found rides on its :class:`StartRequest` (``spoken``) to the I/O layer, which speaks it.
+found rides on its :class:`StartRequest` (``spoken``) to the I/O layer, which speaks it. With
+``voices`` (a voice per language) each is looked up, the languages it leaves out are filled in
+(:func:`emostream.voices.per_language.resolve`), and the utterance's text is cut where its
+language changes.
 """
 
 from __future__ import annotations
@@ -24,11 +28,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from emostream.codec.packetizer import FRAME_MS, OutputFormat
-from emostream.text.frontend import SegmentSource, TextFrontEnd
-from emostream.text.pron.inline import Problem
+from emostream.codec.packetizer import FRAME_MS
+from emostream.text.frontend import TextFrontEnd
 from emostream.text.pron.lexicon import PronunciationDictionary
-from emostream.text.pron.reader import UNSUPPORTED, PronunciationSetup
+from emostream.text.pron.reader import UNSUPPORTED, shared_kinds
 from emostream.text.splitter import Segmenter
 from emostream.transport import schema
 from emostream.transport.messages import (
@@ -41,106 +44,48 @@ from emostream.transport.messages import (
     parse_format,
     pronunciation_setup,
     voice_field,
+    voices_field,
 )
-from emostream.voices.base import Controls, UnsupportedControl, Voice, VoiceInfo, check_controls
+from emostream.transport.websocket.actions import (
+    Action,
+    BeginUtterance,
+    CancelUtterance,
+    ClearLines,
+    Dropped,
+    EndOfInput,
+    EnqueueLine,
+    OverrideError,
+    QueueSegments,
+    SendError,
+    StartRequest,
+)
+from emostream.voices.base import ALL_CONTROLS, UnsupportedControl, Voice, VoiceInfo, check_controls
+from emostream.voices.per_language import LanguageMismatch, resolve
+
+# The actions and the start request live in emostream.transport.websocket.actions; importers
+# of this module find them here too.
+__all__ = [
+    "MAX_LINE_ID_CHARS",
+    "NOTHING_SPEAKABLE",
+    "Action",
+    "BeginUtterance",
+    "CancelUtterance",
+    "ClearLines",
+    "Dropped",
+    "EndOfInput",
+    "EnqueueLine",
+    "OverrideError",
+    "QueueSegments",
+    "SendError",
+    "SessionProtocol",
+    "StartRequest",
+    "segmenter_for",
+]
 
 NOTHING_SPEAKABLE = "the utterance had no speakable text (voices here read English and Mandarin)"
 
 State = Literal["idle", "open", "ending", "refused"]
 
-
-@dataclass(frozen=True)
-class StartRequest:
-    voice: VoiceInfo
-    controls: Controls
-    fmt: OutputFormat
-    timestamps: bool
-    stream_id: str
-    word_timestamps: bool = False  # asked for, and the voice can time words
-    cache: bool = True  # the phrase cache may answer (and keep) this utterance
-    # The voice the lookup found, spoken as it is (no second lookup); None where the lookup
-    # gives only its info (tests, the schema's checks: nothing speaks there).
-    spoken: Voice | None = field(default=None, compare=False, repr=False)
-    # Inline overrides and dictionaries, for this voice (docs/protocol.md, "Pronunciation").
-    pronunciation: PronunciationSetup = field(default_factory=PronunciationSetup, compare=False,
-                                              repr=False)  # fmt: skip
-    # Kinds of dictionary entry this voice does not read (left out; the client is told).
-    dropped: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class BeginUtterance:
-    request: StartRequest
-    started_event: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class QueueSegments:
-    texts: list[str]
-    # With word timestamps: one per text, where its characters came from.
-    sources: tuple[SegmentSource, ...] = ()
-
-
-@dataclass(frozen=True)
-class EndOfInput:
-    """No more text: the utterance finishes once queued segments are spoken."""
-
-
-@dataclass(frozen=True)
-class CancelUtterance:
-    """Stop audio now and report ``done`` with ``cancelled: true``."""
-
-
-@dataclass(frozen=True)
-class SendError:
-    code: str
-    message: str
-
-    @property
-    def event(self) -> dict[str, Any]:
-        return {"type": "error", "code": self.code, "message": self.message}
-
-
-@dataclass(frozen=True)
-class OverrideError(SendError):
-    """A pronunciation override the front end did not apply (``bad_pronunciation``,
-    ``unsupported_control``; its word is read as written): ``span`` is it as written and its
-    offsets in the utterance's text as sent."""
-
-    span: tuple[str, int, int] = ("", 0, 0)
-
-    @property
-    def event(self) -> dict[str, Any]:
-        text, start, end = self.span
-        return {**super().event, "span": {"text": text, "char_start": start, "char_end": end}}
-
-    @classmethod
-    def of(cls, problem: Problem) -> OverrideError:
-        return cls(problem.code, problem.message, (problem.span, problem.start, problem.end))
-
-
-@dataclass(frozen=True)
-class EnqueueLine:
-    """A ``line`` (danmaku, chat) to queue: spoken as its own utterance once the socket is
-    idle, in priority order, unless its TTL runs out first (the I/O layer's
-    :class:`~emostream.transport.websocket.line_queue.LineQueue`)."""
-
-    id: str
-    text: str
-    priority: int
-    ttl_s: float
-    fields: dict[str, Any]  # the ``start`` fields it is spoken with (validated)
-
-
-@dataclass(frozen=True)
-class ClearLines:
-    """Drop every waiting line (the one speaking, if any, goes on)."""
-
-
-Action = (
-    BeginUtterance | QueueSegments | EndOfInput | CancelUtterance | SendError | EnqueueLine
-    | ClearLines
-)  # fmt: skip
 # From the schema (protocol.schema.json), the one definition of the protocol's fields.
 MAX_LINE_ID_CHARS = schema.max_length("line", "id")
 MAX_LINE_PRIORITY = schema.int_range("line", "priority")[1]
@@ -173,6 +118,13 @@ class SessionProtocol:
     # them).
     lookup_dictionary: Callable[[str], PronunciationDictionary | None] = field(
         default=lambda _id: None
+    )
+    # The stock voice of a language nearest in timbre to a voice (``voices``: a language left
+    # out), or None.
+    match_voice: Callable[[Voice, str], Voice | None] = field(default=lambda _v, _l: None)
+    # The answer to a voice not found (short, with the closest names: voice_access).
+    unknown: Callable[[str], str] = field(
+        default=lambda v: f"unknown voice {v[:100]!r}; see GET /v1/voices"
     )
     # The Opus encoder's look-ahead (ms) that a v1.1 ``started`` reports as ``codec_delay_ms``.
     opus_delay_ms: float = 6.5
@@ -222,7 +174,7 @@ class SessionProtocol:
         if self.state == "refused" and kind in ("text", "flush", "end", "cancel"):
             if kind in ("end", "cancel"):  # the refused utterance's last message
                 self.state = "idle"
-            return []  # its one answer was the refusal
+            return [Dropped(kind)]  # its one answer was the refusal
         try:
             return handler(msg)
         except ProtocolError as exc:
@@ -253,39 +205,62 @@ class SessionProtocol:
         self, msg: dict[str, Any], stream_id: str
     ) -> tuple[StartRequest, dict[str, Any]]:
         """A validated ``start`` (no state change) and its ``started`` event."""
+        explicit = msg.get("voice") is not None
         voice_id = voice_field(msg, self.default_voice)
+        asked_ids = voices_field(msg)
         reference = msg.get("reference_audio")
         if reference is not None and (not isinstance(reference, str) or not reference):
             raise ProtocolError("bad_value", "'reference_audio' must be a base64 string")
-        found = self.lookup_voice(voice_id)
-        if found is None:
-            reason = self.unavailable(voice_id)
-            if reason:
-                raise ProtocolError("voice_unavailable", reason)
-            raise ProtocolError(
-                "unknown_voice", f"unknown voice {voice_id[:100]!r}; see GET /v1/voices"
-            )
-        info = found if isinstance(found, VoiceInfo) else found.info
-        spoken: Voice | None = None if isinstance(found, VoiceInfo) else found
+        found = self._find(voice_id)
+        asked = {lang: self._find(vid, lang) for lang, vid in asked_ids.items()}
         controls = parse_controls(msg)
-        try:
-            check_controls(info, controls)
-            if reference is not None and "speaker" not in info.controls:
-                raise UnsupportedControl(info.id, {"speaker"})
-        except UnsupportedControl as exc:
-            raise ProtocolError("unsupported_control", str(exc)) from exc
         fmt = parse_format(msg.get("format"))
         timestamps = bool_field(msg, "timestamps")
         words = bool_field(msg, "word_timestamps")
         cache = bool_field(msg, "cache", True)
+        languages: dict[str, Found] = {}
+        if asked:  # (after the message's own fields: a bad field is told first)
+            try:
+                languages = resolve(asked, voice=found, explicit=explicit, info=_info,
+                                    match=self._match)  # fmt: skip
+            except LanguageMismatch as exc:
+                raise ProtocolError("unsupported_language", str(exc)) from exc
+            if not explicit:  # the voice given first stands for the utterance
+                found = next(iter(asked.values()))
+        info = _info(found)
+        spoken: Voice | None = None if isinstance(found, VoiceInfo) else found
+        infos = {info.id: info, **{_info(v).id: _info(v) for v in languages.values()}}
+        try:
+            for each in infos.values():
+                check_controls(each, controls)
+            if reference is not None and "speaker" not in info.controls:
+                raise UnsupportedControl(info.id, {"speaker"})
+        except UnsupportedControl as exc:
+            raise ProtocolError("unsupported_control", str(exc)) from exc
+        if len({each.sample_rate for each in infos.values()}) > 1:
+            raise ProtocolError(
+                "bad_value", "'voices': the voices of one utterance must share a sample rate "
+                f"({', '.join(f'{i.id} {i.sample_rate} Hz' for i in infos.values())})",
+                "voices",
+            )  # fmt: skip
+        timed = all(each.word_timestamps for each in infos.values())
+        # Overrides of the kinds every voice that speaks reads (with ``voices``, theirs).
+        speakers = [_info(v) for v in languages.values()] or [info]
+        speaker, kinds = shared_kinds((i.id, i.pronunciation) for i in speakers)
         pronunciation, dropped = pronunciation_setup(msg, self.lookup_dictionary).for_voice(
-            info.id, info.pronunciation
+            speaker, kinds
         )
         request = StartRequest(
             info, controls, fmt, timestamps, stream_id,
-            word_timestamps=words and info.word_timestamps, cache=cache, spoken=spoken,
+            word_timestamps=words and timed, cache=cache, spoken=spoken,
             pronunciation=pronunciation, dropped=tuple(dropped),
+            languages=tuple((lang, _info(v)) for lang, v in languages.items()),
+            spoken_languages=tuple(
+                (lang, None if isinstance(v, VoiceInfo) else v) for lang, v in languages.items()
+            ),
         )  # fmt: skip
+        # Controls every voice of the utterance takes (one voice: its own report).
+        report = {name: all(name in i.controls for i in infos.values()) for name in ALL_CONTROLS}
         started = {
             "type": "started",
             "stream_id": request.stream_id,
@@ -293,13 +268,31 @@ class SessionProtocol:
             "codec": fmt.codec,
             "frame_ms": FRAME_MS,
             "voice": info.id,
-            "controls": info.controls_report(),
+            "controls": report,
         }
+        if languages:
+            started["voices"] = {lang: each.id for lang, each in request.languages}
         if words:  # asked: say whether this voice gives them
-            started["word_timestamps"] = info.word_timestamps
+            started["word_timestamps"] = timed
         if msg.get("pronunciation") is not None or msg.get("pronunciation_dictionaries"):
-            started["pronunciation"] = list(info.pronunciation)  # asked: what it reads
+            started["pronunciation"] = list(kinds)  # asked: what its voices read
         return request, started
+
+    def _match(self, voice: Found, language: str) -> Found | None:
+        return None if isinstance(voice, VoiceInfo) else self.match_voice(voice, language)
+
+    def _find(self, voice_id: str, language: str | None = None) -> Found:
+        """The voice ``voice_id`` names (``language``: given for it in ``voices``), or
+        ``unknown_voice`` / ``voice_unavailable``."""
+        found = self.lookup_voice(voice_id)
+        if found is not None:
+            return found
+        where = "" if language is None else f" (voices.{language})"
+        reason = self.unavailable(voice_id)
+        if reason:
+            raise ProtocolError("voice_unavailable", reason + where)
+        lead = "" if language is None else f"voices.{language}: "
+        raise ProtocolError("unknown_voice", lead + self.unknown(voice_id))
 
     def _begin(self, request: StartRequest, started: dict[str, Any],
                segmenter: Segmenter | None = None) -> BeginUtterance:  # fmt: skip
@@ -308,6 +301,7 @@ class SessionProtocol:
         self._reset()
         self._request = request
         self._front = TextFrontEnd(locate=request.word_timestamps, segmenter=segmenter,
+                                   languages=request.cut_languages,
                                    pronunciation=request.pronunciation)  # fmt: skip
         self.state = "open"
         return BeginUtterance(request, started)
@@ -363,7 +357,8 @@ class SessionProtocol:
         except ProtocolError as exc:  # e.g. the voice was deleted while the line waited
             return [SendError(exc.code, exc.message)]
         speed = request.controls.speed
-        if "speed" in request.voice.controls and speed_factor != 1.0:
+        takes_speed = all("speed" in info.controls for info in request.infos)
+        if takes_speed and speed_factor != 1.0:
             speed = round(min(2.0, speed * speed_factor), 3)
             request = replace(request, controls=replace(request.controls, speed=speed))
         started = {**started, "id": line_id, "speed": speed}
@@ -436,12 +431,17 @@ class SessionProtocol:
 
 
 def _dropped(request: StartRequest) -> list[Action]:
-    """The start's dictionaries hold entries of kinds its voice does not read: say so."""
+    """The start's dictionaries hold entries of kinds its voices do not read: say so."""
     if not request.dropped:
         return []
     kinds = " or ".join(request.dropped)
-    return [SendError(UNSUPPORTED, f"voice {request.voice.id!r} does not take {kinds} "
-                      "pronunciations: those entries of the dictionaries are not applied")]
+    return [SendError(UNSUPPORTED, f"voice {request.pronunciation.voice!r} does not take "
+                      f"{kinds} pronunciations: those entries of the dictionaries are not "
+                      "applied")]  # fmt: skip
+
+
+def _info(found: Found) -> VoiceInfo:
+    return found if isinstance(found, VoiceInfo) else found.info
 
 
 def segmenter_for(msg: dict[str, Any]) -> Segmenter:
