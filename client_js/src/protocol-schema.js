@@ -263,6 +263,32 @@ export const PROTOCOL_SCHEMA = {
       }
      ]
     },
+    "pronunciation": {
+     "type": [
+      "string",
+      "null"
+     ],
+     "enum": [
+      "inline",
+      "off",
+      null
+     ],
+     "default": "inline",
+     "description": "inline: an override in the text says how a word is read (docs/protocol.md, Pronunciation): {行|hang2} (pinyin, tone digits 1-5, one syllable per hanzi), {Nguyen|/wɪn/} (IPA between slashes) or {Nguyen|win} (a respelling); braces without a | are text, \\{ is a literal brace. An override that cannot be said: error bad_pronunciation naming it, its word read as written. off: braces are text"
+    },
+    "pronunciation_dictionaries": {
+     "type": [
+      "array",
+      "null"
+     ],
+     "maxItems": 3,
+     "items": {
+      "type": "string",
+      "minLength": 1,
+      "maxLength": 64
+     },
+     "description": "ids of the caller's pronunciation dictionaries (POST /v1/pronunciation-dictionaries): their words are read as their entries say, the first dictionary's entry where two have a word. An id the caller has no dictionary of: unknown_dictionary"
+    },
     "voices": {
      "description": "a voice per language, {\"en\": \"af_heart\", \"zh\": \"zf_xiaoxiao\"}: each segment is cut where its language changes and spoken by its language's voice (a language left out: voice if it speaks it, else a voice given here that speaks it, else the stock voice nearest in timbre); each segment event then says its voice and language. A language key other than en and zh: bad_value; a voice that does not speak its language: unsupported_language. Docs: protocol.md, A voice per language",
      "anyOf": [
@@ -734,6 +760,12 @@ export const PROTOCOL_SCHEMA = {
      ],
      "description": "default 48000 for opus, 24000 for the others",
      "x-error": "bad_format"
+    },
+    "pronunciation": {
+     "$ref": "#/$defs/start_fields/properties/pronunciation"
+    },
+    "pronunciation_dictionaries": {
+     "$ref": "#/$defs/start_fields/properties/pronunciation_dictionaries"
     }
    }
   },
@@ -874,6 +906,17 @@ export const PROTOCOL_SCHEMA = {
     "word_timestamps": {
      "type": "boolean",
      "description": "when asked: whether this voice gives words events"
+    },
+    "pronunciation": {
+     "type": "array",
+     "items": {
+      "enum": [
+       "pinyin",
+       "ipa",
+       "respelling"
+      ]
+     },
+     "description": "when the start names pronunciation or pronunciation_dictionaries: the kinds of pronunciation override its voice reads (the Piper voice joe: respelling; with voices: the kinds every one of them reads); an override of another kind is read as written, with error unsupported_control"
     },
     "voices": {
      "type": "object",
@@ -1197,6 +1240,29 @@ export const PROTOCOL_SCHEMA = {
      "type": "integer",
      "minimum": 1,
      "description": "busy: how long to wait before a new start is likely to be admitted; the refused start's text, flush, end and cancel get no answer"
+    },
+    "span": {
+     "description": "bad_pronunciation, unsupported_control: the override not applied, as written, and where it is in the utterance's text messages joined as sent (code points); its word is read as written and the utterance goes on",
+     "type": "object",
+     "required": [
+      "text",
+      "char_start",
+      "char_end"
+     ],
+     "properties": {
+      "text": {
+       "type": "string"
+      },
+      "char_start": {
+       "type": "integer",
+       "minimum": 0
+      },
+      "char_end": {
+       "type": "integer",
+       "minimum": 0
+      }
+     },
+     "additionalProperties": false
     }
    }
   },
@@ -1213,6 +1279,8 @@ export const PROTOCOL_SCHEMA = {
     "voice_unavailable",
     "unsupported_control",
     "unsupported_language",
+    "bad_pronunciation",
+    "unknown_dictionary",
     "not_started",
     "already_started",
     "already_ended",
@@ -1262,6 +1330,10 @@ export const PROTOCOL_SCHEMA = {
      "voice_unavailable",
      "unsupported_control",
      "unsupported_language"
+    ],
+    "pronunciation": [
+     "bad_pronunciation",
+     "unknown_dictionary"
     ],
     "state": [
      "not_started",

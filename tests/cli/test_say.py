@@ -82,3 +82,25 @@ def test_the_start_say_sends() -> None:
     assert zh["voice"] == "zf_xiaoxiao" and zh["speed"] == 1.2 and zh["emotion"] == "happy"
     assert start("你好", "--voice", "My Voice", "-o", "x")["voice"] == "My Voice"
     assert "cache" not in start("Hi", "--play") and "cache" not in start("Hi", "--cache", "-o", "x")
+
+
+def test_say_sends_overrides_verbatim(server: ServerThread, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """Braces reach the server as typed: joe reads respellings, and names an IPA override it
+    reads as written (the rest is spoken)."""
+    out = str(tmp_path / "o.wav")
+    say = ["say", "--url", server.ws_url, "--voice", "joe"]
+    assert main([*say, "Ask {Nguyen|win}.", "-o", out]) == 0
+    assert "unsupported_control" not in capsys.readouterr().err
+    assert main([*say, "Ask {Nguyen|/wɪn/}.", "-o", out]) == 0
+    err = capsys.readouterr().err
+    assert "unsupported_control" in err and "'{Nguyen|/wɪn/}' is read as written" in err
+    assert sf.read(out)[0].size > 0
+
+
+def test_say_help_shows_the_override_syntax() -> None:
+    help_text = subprocess.run([sys.executable, "-m", "emostream", "say", "--help"],
+                               capture_output=True, text=True, timeout=60, check=True).stdout  # fmt: skip
+    assert "{行|hang2} pinyin, {Nguyen|/wɪn/} IPA, {Nguyen|win} respelling" in " ".join(
+        help_text.split()
+    )

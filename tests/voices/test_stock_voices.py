@@ -98,7 +98,8 @@ def test_corpus_speakers_are_described_as_such() -> None:
     ("text", "language"),
     [("Hello there!", "en"), ("你好，欢迎来到直播间。", "zh"), ("今天玩 Minecraft 吗？", "zh"),
      ("Thanks! 谢谢 everyone for coming to the stream", "en"), ("12345 !!", "en"), ("", "en"),
-     ("好", "zh")],
+     ("好", "zh"), ("这是{Nguyen|/wɪn/}", "zh"), ("{行|hang2}", "zh"),
+     ("Say {行|hang2} please", "en")],  # overrides count as their words
 )  # fmt: skip
 def test_language_of(text: str, language: str) -> None:
     assert language_of(text) == language

@@ -87,7 +87,8 @@ def _say_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "(--play). With no --voice the text's language picks one: the server's default for "
         "English, the catalogue's Mandarin default for Mandarin.",
     )  # fmt: skip
-    y.add_argument("text", help="what to say ('-': read it from stdin)")
+    y.add_argument("text", help="what to say ('-': read it from stdin); {word|reading} says how "
+                   "a word is read: {行|hang2} pinyin, {Nguyen|/wɪn/} IPA, {Nguyen|win} respelling")  # fmt: skip
     y.add_argument(
         "-o", "--output", default=None,
         help="write the audio here ('-': stdout); needed unless stdout is piped or --play",

@@ -15,6 +15,8 @@ from emostream.voices.stock_voices import client_voice
 def run_local(args: argparse.Namespace, text: str) -> int:
     from emostream.config import Settings
     from emostream.stream.oneshot import synthesize
+    from emostream.text.frontend import OverrideRefused
+    from emostream.text.pron.reader import PronunciationSetup
     from emostream.transport.messages import ProtocolError, parse_controls
     from emostream.voices.base import UnsupportedControl, check_controls
     from emostream.voices.catalog import load_catalog
@@ -35,7 +37,14 @@ def run_local(args: argparse.Namespace, text: str) -> int:
     except (ProtocolError, UnsupportedControl) as exc:
         print(f"emostream say: {exc}", file=sys.stderr)
         return 2
-    pcm = asyncio.run(synthesize(voice, text, controls, sample_rate=args.sample_rate))
+    # {word|reading} overrides, as the server reads them (docs/protocol.md, "Pronunciation")
+    setup, _ = PronunciationSetup().for_voice(voice.info.id, voice.info.pronunciation)
+    try:
+        pcm = asyncio.run(synthesize(voice, text, controls, sample_rate=args.sample_rate,
+                                     pronunciation=setup))  # fmt: skip
+    except OverrideRefused as exc:
+        print(f"emostream say: {exc.problem.code}: {exc.problem.message}", file=sys.stderr)
+        return 2
     try:
         out = open_output(args.output, fmt=args.format, rate=args.sample_rate, play=args.play)
     except OSError as exc:

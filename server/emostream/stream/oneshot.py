@@ -11,6 +11,7 @@ from emostream.codec.packetizer import OutputFormat
 from emostream.engine.runner import Runner, ThreadRunner
 from emostream.stream.streamer import Packet, UtteranceRequest, stream_utterance
 from emostream.text.frontend import TextFrontEnd
+from emostream.text.pron.reader import PronunciationSetup
 from emostream.voices.base import Controls, Voice
 
 
@@ -21,13 +22,18 @@ async def synthesize(
     *,
     sample_rate: int = 24000,
     runner: Runner | None = None,
+    pronunciation: PronunciationSetup | None = None,
 ) -> npt.NDArray[np.int16]:
-    """Speak ``text`` and return the whole s16 PCM at ``sample_rate`` (16/24/48 kHz)."""
+    """Speak ``text`` and return the whole s16 PCM at ``sample_rate`` (16/24/48 kHz).
+    ``pronunciation``: read overrides and dictionary words (:mod:`emostream.text.pron`; an
+    override that cannot be applied raises
+    :class:`~emostream.text.frontend.OverrideRefused`)."""
+    texts = TextFrontEnd.split(text, pronunciation=pronunciation)
     own = runner is None
     runner = runner or ThreadRunner(workers=1)
 
     async def segments() -> AsyncIterator[str]:
-        for t in TextFrontEnd.split(text):
+        for t in texts:
             yield t
 
     request = UtteranceRequest(

@@ -27,6 +27,7 @@ from emostream.engine.scheduling.scheduler import REFILL_AHEAD_S
 from emostream.stream.mouth import MouthTrack, mouth_event
 from emostream.text.context import spoken_text
 from emostream.text.languages import segment_language
+from emostream.text.pron.wire import display_text
 from emostream.voices.base import (
     Controls,
     Latent,
@@ -244,7 +245,8 @@ async def _acoustic_ahead(
                 # Off the event loop: G2P of the words not yet cached (~0.2 ms a word).
                 words = await asyncio.to_thread(voice.word_units, spoken, latent)
             stats.compute_s += clock() - t0
-            await out.put((spoken, latent, words, voice, language))
+            # overrides: as written
+            await out.put((display_text(spoken), latent, words, voice, language))
         await out.put(None)
     except asyncio.CancelledError:
         raise

@@ -39,6 +39,8 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from emostream.text.pron.wire import OPEN as PIN_OPEN
+from emostream.text.pron.wire import display_map, display_text
 from emostream.text.zh.g2p import MandarinFrontEnd
 
 CONTEXT_WORDS = 3  # at most this many words of right context; left: LEFT_CONTEXT_WORDS
@@ -188,7 +190,23 @@ def _zh() -> MandarinFrontEnd:
 def tokens(buf: str) -> list[Token]:
     """The words of ``buf`` in order: Latin runs split at whitespace (punctuation attached),
     Han runs split by the Mandarin front end. The last word of a run that reaches the end of
-    ``buf`` is not complete."""
+    ``buf`` is not complete. A word given a pronunciation (a pin: :mod:`emostream.text.pron`)
+    is cut as its display text, and never inside: a token's text is as displayed, its
+    ``start``/``end`` are offsets into ``buf``, round whole pins."""
+    if PIN_OPEN not in buf:
+        return _tokens(buf)
+    m = display_map(buf)
+    shown: list[Token] = []  # in display offsets
+    for tok in _tokens(m.display):
+        if shown and not m.cuttable[tok.start]:  # starts inside a pin: one word with the last
+            last = shown.pop()
+            tok = Token(m.display[last.start : tok.end], last.start, tok.end,
+                        last.han and tok.han, tok.complete)  # fmt: skip
+        shown.append(tok)
+    return [Token(t.text, m.starts[t.start], m.ends[t.end], t.han, t.complete) for t in shown]
+
+
+def _tokens(buf: str) -> list[Token]:
     out: list[Token] = []
     n = len(buf)
     for m in _TOKENS.finditer(buf):
@@ -206,7 +224,9 @@ def tokens(buf: str) -> list[Token]:
 
 
 def weight(text: str) -> int:
-    """Length in 'English characters': a hanzi counts as three."""
+    """Length in 'English characters': a hanzi counts as three (a pin: its display's)."""
+    if PIN_OPEN in text:
+        text = display_text(text)
     return sum(char_weight(ch) for ch in text)
 
 

@@ -9,10 +9,14 @@ The steps, in order:
 * **normalise** (:func:`~emostream.text.normalize.normalize`): control characters, odd
   whitespace, full-width ASCII, emoji, symbols; chat handles read as words
   (:mod:`emostream.text.handles`, whose word list :meth:`TextFrontEnd.warm` loads);
+* **pronunciation** (with a :class:`~emostream.text.pron.reader.PronunciationSetup` only):
+  inline overrides ``{word|pronunciation}`` and dictionary words become pins, each riding in
+  its segment to the voice (:mod:`emostream.text.pron`); what cannot be applied is a
+  :class:`~emostream.text.pron.inline.Problem` in :attr:`TextFrontEnd.problems`;
 * **segment** (:class:`~emostream.text.splitter.Segmenter`): sentences, long clauses, and a short
-  first segment so the first audio comes early; with ``languages`` (a voice per language),
-  each segment cut again where its language changes
-  (:func:`~emostream.text.languages.split_languages`);
+  first segment so the first audio comes early (never inside a pin); with ``languages`` (a
+  voice per language), each segment cut again where its language changes
+  (:func:`~emostream.text.languages.split_languages`; never inside a pin either);
 * **locate** (with word timestamps only; :class:`TextMap`): where each segment's characters
   came from in the text as the client sent it. Normalising changes what the client sent
   (``Ｈ`` → ``H``, ``&`` → ``and``, ``...`` → ``…``), but a word timestamp must still name the
@@ -35,12 +39,23 @@ from emostream.text import handles
 from emostream.text.context import spoken_text
 from emostream.text.languages import split_languages
 from emostream.text.normalize import normalize
+from emostream.text.pron.inline import Override, Piece, Problem
+from emostream.text.pron.reader import PronunciationReader, PronunciationSetup
+from emostream.text.pron.wire import display_text
 from emostream.text.splitter import Segmenter
 
 
 class EspeakCrashed(RuntimeError):
     """espeak-ng died (or hung) on this call; the next call gets a fresh process
     (:mod:`emostream.text.espeak`)."""
+
+
+class OverrideRefused(ValueError):
+    """A whole text (:meth:`TextFrontEnd.split`) holds an override that cannot be applied."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem.message)
+        self.problem = problem
 
 
 @dataclass(frozen=True)
@@ -149,16 +164,20 @@ class TextFrontEnd:
     ``locate``: keep where every normalised character came from, so that :meth:`locate` can
     place each segment in the text as sent (word timestamps). ``segmenter``: the segmenter to
     cut with (a fresh :class:`~emostream.text.splitter.Segmenter` if None). ``languages``: cut
-    each segment where its language changes (an utterance with a voice per language)."""
+    each segment where its language changes (an utterance with a voice per language).
+    ``pronunciation``: read overrides and dictionary words (None: the text is read as it is,
+    braces and all)."""
 
-    def __init__(
-        self, *, locate: bool = False, segmenter: Segmenter | None = None, languages: bool = False
-    ) -> None:
+    def __init__(self, *, locate: bool = False, segmenter: Segmenter | None = None,
+                 languages: bool = False,
+                 pronunciation: PronunciationSetup | None = None) -> None:  # fmt: skip
         self._segmenter = Segmenter() if segmenter is None else segmenter
         self._map = TextMap() if locate else None
         self._chars = 0
         self._languages = languages
         self._emitted = 0
+        self._reader = None if pronunciation is None else PronunciationReader(pronunciation)
+        self.problems: list[Problem] = []  # overrides not applied (the caller reports them)
 
     @staticmethod
     def warm() -> None:
@@ -173,25 +192,60 @@ class TextFrontEnd:
         return normalize(raw) if raw.strip() else raw
 
     @classmethod
-    def split(cls, text: str, *, languages: bool = False) -> list[str]:
-        """A whole text's segments (the HTTP speech route, one-shot synthesis)."""
-        front = cls(languages=languages)
-        return front.feed(text, normalize(text)) + front.flush()
+    def split(cls, text: str, *, languages: bool = False,
+              pronunciation: PronunciationSetup | None = None) -> list[str]:  # fmt: skip
+        """A whole text's segments (the HTTP speech route, one-shot synthesis); with
+        ``pronunciation``, raises :class:`OverrideRefused` for the first override that cannot
+        be applied."""
+        front = cls(languages=languages, pronunciation=pronunciation)
+        segments = front.feed(text, None if pronunciation else normalize(text)) + front.flush()
+        if front.problems:
+            raise OverrideRefused(front.problems[0])
+        return segments
 
     def feed(self, raw: str, normalized: str | None = None) -> list[str]:
         """Take the next piece of text as sent, ``raw`` (``normalized``: what :meth:`normalize`
-        made of it, where the caller has it already); returns the segments now complete."""
+        made of it, where the caller has it already; unused with pronunciation control, which
+        normalises around the overrides); returns the segments now complete."""
+        if self._reader is not None:
+            return self._cut(self._take(self._reader.feed(raw)))
         text = self.normalize(raw) if normalized is None else normalized
         self._chars += len(text)
         if self._map is not None:
             self._map.add(raw, text)
         return self._cut(self._segmenter.feed(text))
 
-    def flush(self) -> list[str]:
-        """Release what is buffered as segments (a ``flush``, or the end of the text)."""
-        return self._cut(self._segmenter.flush())
+    def flush(self, *, final: bool = True) -> list[str]:
+        """Release what is buffered as segments: at a ``flush`` (``final`` False: an override
+        not yet closed stays held) or at the end of the text."""
+        out = self._take(self._reader.flush(final=final)) if self._reader is not None else []
+        return self._cut(out + self._segmenter.flush())
+
+    def _take(self, pieces: list[Piece]) -> list[str]:
+        """The reader's pieces into the segmenter: plain text normalised, an override as its
+        pin (its display is what the text map and the length count see)."""
+        out: list[str] = []
+        for piece in pieces:
+            if isinstance(piece, Problem):
+                self.problems.append(piece)
+                continue
+            if isinstance(piece, Override):
+                text, shown = piece.pin.wire(), piece.pin.display
+            else:
+                text = shown = self.normalize(piece.text)
+            self._chars += len(shown)
+            if self._map is not None:
+                self._map.add(piece.raw, shown)
+            out += self._segmenter.feed(text)
+        return out
+
+    def take_problems(self) -> list[Problem]:
+        """The problems found since the last call (each reported once)."""
+        problems, self.problems = self.problems, []
+        return problems
 
     def _cut(self, segments: list[str]) -> list[str]:
+        """With ``languages``: each segment cut again where its language changes."""
         if self._languages:
             segments = [piece for s in segments for piece in split_languages(s)]
         self._emitted += len(segments)
@@ -202,7 +256,8 @@ class TextFrontEnd:
         sent. Only with ``locate``."""
         if self._map is None:
             raise RuntimeError("this front end was made without locate=True")
-        return self._map.locate(spoken_text(segment))  # a segment's context is not its own
+        # a segment's context is not its own; its overrides are located as their words
+        return self._map.locate(display_text(spoken_text(segment)))
 
     @property
     def locating(self) -> bool:

@@ -33,6 +33,7 @@ from itertools import pairwise
 
 from emostream.text.breaks import CONTEXT_WORDS, left_context, tokens
 from emostream.text.context import Segment, spoken_text
+from emostream.text.pron.wire import display_map, has_pins
 
 LANGUAGES: tuple[str, ...] = ("en", "zh")
 MAX_EMBEDDED_WORDS = 2
@@ -158,7 +159,7 @@ def split_languages(wired: str) -> list[str]:
     context, the last its right context; a cut with no punctuation gives the pieces on its
     two sides the words across it as context."""
     segment = Segment.parse(wired)
-    runs = [(lang, piece) for lang, piece in language_runs(segment.text) if piece.strip()]
+    runs = [(lang, piece) for lang, piece in _wired_runs(segment.text) if piece.strip()]
     if len(runs) <= 1:
         return [wired]
     texts = [piece.strip() for _, piece in runs]
@@ -176,6 +177,34 @@ def split_languages(wired: str) -> list[str]:
             after = gaps[k] + right_context(texts[k + 1])
         out.append(Segment(text, before, after).wire())
     return out
+
+
+def _wired_runs(text: str) -> list[tuple[str, str]]:
+    """:func:`language_runs` of a segment's text that may hold words given a pronunciation
+    (pins, :mod:`emostream.text.pron.wire`): the languages are those of the text as written
+    (a pin is its display: its pinyin or IPA is not English), and no cut falls inside a pin
+    (a cut there moves to the pin's start, so the pin goes whole with the run after it)."""
+    if not has_pins(text):
+        return language_runs(text)
+    shown = display_map(text)
+    pieces: list[tuple[str, str]] = []
+    lo = 0
+    runs = language_runs(shown.display)
+    for k, (lang, piece) in enumerate(runs):
+        hi = lo + len(piece)
+        if k == len(runs) - 1:
+            hi = len(shown.display)
+        while not shown.cuttable[hi]:
+            hi -= 1
+        start = 0 if not pieces else shown.starts[lo]
+        if hi > lo:
+            wired = text[start : shown.ends[hi] if hi < len(shown.display) else len(text)]
+            if pieces and pieces[-1][0] == lang:
+                pieces[-1] = (lang, pieces[-1][1] + wired)
+            else:
+                pieces.append((lang, wired))
+            lo = hi
+    return pieces
 
 
 def _between(piece: str, following: str) -> str:

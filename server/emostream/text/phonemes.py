@@ -24,14 +24,18 @@ import logging
 import re
 import unicodedata
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
 
 from emostream.text.english import normalize_english
 from emostream.text.espeak import install as install_isolated_espeak
+from emostream.text.pron.spec import ENGLISH_IPA as SPEC_IPA
+from emostream.text.pron.spec import IPA, PINYIN
+from emostream.text.pron.wire import Pin, has_pins, split_wired
 from emostream.text.zh.g2p import Latin, MandarinFrontEnd, Punct
+from emostream.text.zh.types import split_toned
 from emostream.text.zh.prepare import prepare as prepare_mandarin
 
 log = logging.getLogger(__name__)
@@ -44,10 +48,9 @@ NUM_TONES = 6  # 0 = none, 1..4 = Mandarin tones, 5 = neutral
 
 PUNCTUATION: tuple[str, ...] = tuple(';:,.!?—…"()“”')
 
-# espeak-ng IPA code points (NFD) that the teacher (Kokoro v1.0) also knows.
-ENGLISH_IPA: tuple[str, ...] = tuple(
-    "abcdefhijklmnopqrstuvwxyzæçðøŋœɐɑɒɔɕɖəɚɛɜɟɡɣɤɥɨɪɯɰɲɳɴɸɹɻɽɾʁʂʃʈʊʋʌʎʒʔʝʤʧʰʲˈˌː\u0303βθχᵻ"
-)
+# espeak-ng IPA code points that the teacher (Kokoro v1.0) also knows (emostream.text.pron.spec:
+# the inventory an IPA override is checked against).
+ENGLISH_IPA: tuple[str, ...] = SPEC_IPA
 
 ZH_INITIALS: tuple[str, ...] = (
     "b", "p", "m", "f", "d", "t", "n", "l", "g", "k", "h",
@@ -231,8 +234,7 @@ class G2P:
     # -- front-end -------------------------------------------------------------------
     def __call__(self, text: str) -> PhonemeSequence:
         units: list[Unit] = [Unit(BOS)]
-        for is_zh, chunk in _script_runs(prepare_mandarin(text)):
-            body = self._mandarin(chunk) if is_zh else self._english(chunk)
+        for body in self._bodies(text):
             if not body:
                 continue
             if units[-1].symbol not in (BOS, SPACE) and body[0].symbol not in _NO_SPACE_BEFORE:
@@ -242,6 +244,56 @@ class G2P:
             units.pop()
         units.append(Unit(EOS))
         return PhonemeSequence(text=text, units=units)
+
+    def _bodies(self, text: str) -> Iterator[list[Unit]]:
+        """The units of each script run of ``text``, in order. Words given a pronunciation
+        (pins, :mod:`emostream.text.pron.wire`): an IPA pin is its units, read apart from the
+        text around it; a respelling is read in its word's place; a pinyin pin's syllables are
+        the readings the Mandarin front end gives its characters."""
+        if not has_pins(text):
+            for is_zh, chunk in _script_runs(prepare_mandarin(text)):
+                yield self._mandarin(chunk) if is_zh else self._english(chunk)
+            return
+        stretch: list[str | Pin] = []
+        for piece in [*split_wired(text), None]:
+            if piece is None or (isinstance(piece, Pin) and piece.pron.kind == IPA):
+                yield from self._pinned(stretch)
+                stretch = []
+                if piece is not None:
+                    yield self._ipa(piece.pron.value)
+            else:
+                stretch.append(piece)
+
+    def _pinned(self, pieces: list[str | Pin]) -> Iterator[list[Unit]]:
+        """Text with pinyin and respelling pins: prepared stretch by stretch (so that the
+        pinned characters' offsets are known), then read as any text."""
+        prepared = ""
+        forced: dict[int, tuple[str, int]] = {}
+        for piece in pieces:
+            if isinstance(piece, str):
+                prepared += prepare_mandarin(piece)
+            elif piece.pron.kind == PINYIN:
+                for k, syllable in enumerate(piece.pron.value.split()):
+                    forced[len(prepared) + k] = split_toned(syllable)
+                prepared += piece.display
+            else:  # a respelling, in its word's place
+                prepared += piece.pron.value
+        pos = 0
+        for is_zh, chunk in _script_runs(prepared):
+            here = {i - pos: r for i, r in forced.items() if pos <= i < pos + len(chunk)}
+            yield self._mandarin(chunk, here) if is_zh else self._english(chunk)
+            pos += len(chunk)
+
+    def _ipa(self, value: str) -> list[Unit]:
+        """An IPA pin's units (checked against the inventory when it was read)."""
+        out: list[Unit] = []
+        for ch in value:
+            if ch == SPACE:
+                if out and out[-1].symbol != SPACE:
+                    out.append(Unit(SPACE, teacher=" "))
+            elif ch in self.table:
+                out.append(Unit(ch, lang=LANG_EN, teacher=ch))
+        return out
 
     def _english(self, text: str) -> list[Unit]:
         if not re.search(r"[A-Za-z0-9]", text):
@@ -267,11 +319,15 @@ class G2P:
     def _punct(ch: str) -> Unit:
         return Unit(ch, teacher=ch)
 
-    def _mandarin(self, text: str) -> list[Unit]:
+    def _mandarin(self, text: str, forced: dict[int, tuple[str, int]] | None = None) -> list[Unit]:
+        """``forced``: readings (toneless pinyin, tone) the characters at these offsets of
+        ``text`` must have (pinyin pins)."""
+        if forced and "——" in text:  # the one mark below that shortens the text
+            forced = {i - text.count("——", 0, i): r for i, r in forced.items()}
         for src, dst in _ZH_PUNCT.items():
             text = text.replace(src, dst)
         out: list[Unit] = []
-        for seg in self._zh(text):
+        for seg in self._zh(text, forced):
             if isinstance(seg, Punct):
                 if seg.mark in PUNCTUATION:
                     out.append(self._punct(seg.mark))

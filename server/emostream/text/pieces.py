@@ -9,12 +9,15 @@ memory) is bounded whatever the text.
 
 A piece is cut at the word boundary nearest the middle (after punctuation when one is as
 near), else between two hanzi, else, in one unbroken run (a long number), in the middle of
-it; each half is cut again until it fits. Ordinary text never reaches the bound.
+it; each half is cut again until it fits. Ordinary text never reaches the bound. A word given
+a pronunciation (a pin: :mod:`emostream.text.pron.wire`) is never cut.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+
+from emostream.text.pron.wire import uncuttable
 
 _PUNCT = set(",;:.!?，、；：。！？—…")
 
@@ -47,7 +50,8 @@ def best_cut(text: str) -> int | None:
     if n < 2:
         return None
     mid = n / 2
-    spaces = [i for i, ch in enumerate(text) if ch.isspace() and 0 < i < n - 1]
+    inside = uncuttable(text)
+    spaces = [i for i, ch in enumerate(text) if ch.isspace() and 0 < i < n - 1 and i not in inside]
     if spaces:
         slack = n / 10
         after_punct = [i for i in spaces if text[i - 1] in _PUNCT]
@@ -57,10 +61,12 @@ def best_cut(text: str) -> int | None:
             if abs(near - mid) <= abs(best - mid) + slack:
                 best = near
         return best + 1
-    hanzi = [i for i in range(1, n) if _is_hanzi(text[i - 1]) or _is_hanzi(text[i])]
+    hanzi = [i for i in range(1, n) if (_is_hanzi(text[i - 1]) or _is_hanzi(text[i]))
+             and i not in inside]  # fmt: skip
     if hanzi:
         return min(hanzi, key=lambda i: abs(i - mid))
-    return n // 2
+    free = [i for i in range(1, n) if i not in inside]
+    return min(free, key=lambda i: abs(i - mid)) if free else None
 
 
 def _is_hanzi(ch: str) -> bool:

@@ -26,6 +26,9 @@ from dataclasses import dataclass, field
 from emostream.text.breaks import char_weight, find_break, left_context, weight
 from emostream.text.context import Segment
 from emostream.text.normalize import readable
+from emostream.text.pron.wire import CLOSE as PIN_CLOSE
+from emostream.text.pron.wire import OPEN as PIN_OPEN
+from emostream.text.pron.wire import display_text
 
 SENTENCE_END = set(".!?;。！？；…\n")
 CLAUSE_END = set(",:，、：—")
@@ -148,7 +151,18 @@ class Segmenter:
         min_clause = self._min_chars()
         last_space = -1
         before = 0  # _weight(buf[:i]), kept as the loop goes (one pass, not one per character)
-        for i, ch in enumerate(buf):
+        i = -1
+        while i + 1 < len(buf):
+            i += 1
+            ch = buf[i]
+            if ch == PIN_OPEN:  # a word given a pronunciation: whole, no cut inside it
+                close = buf.find(PIN_CLOSE, i)
+                upto = before + weight(buf[i : close + 1])
+                i = close
+                if upto >= self.max_chars:
+                    return i + 1 if last_space <= 0 else last_space + 1
+                before = upto
+                continue
             upto = before + char_weight(ch)  # _weight(buf[: i + 1])
             if ch == " ":
                 last_space = i
@@ -189,7 +203,10 @@ def _is_cjk_context(buf: str, i: int) -> bool:
     ch = buf[i]
     if ch in _CJK_PUNCT:
         return True
-    return i > 0 and "\u3400" <= buf[i - 1] <= "\u9fff"
+    prev = buf[i - 1] if i > 0 else ""
+    if prev == PIN_CLOSE:  # after a pin: its word's last character
+        prev = display_text(buf[buf.rfind(PIN_OPEN, 0, i) : i])[-1:]
+    return bool(prev) and "\u3400" <= prev <= "\u9fff"
 
 
 def _is_abbreviation(before: str) -> bool:
@@ -205,4 +222,4 @@ def _speakable(text: str) -> bool:
     """Holds a letter or digit some front end here reads (:func:`readable`: Latin, Chinese,
     Greek). Hangul, Cyrillic, Arabic, kana ... are letters too, but a segment of only those
     would be silence."""
-    return any(ch.isalnum() and readable(ch) for ch in text)
+    return any(ch.isalnum() and readable(ch) for ch in display_text(text))

@@ -42,6 +42,7 @@ from emostream.transport.openai_api import (
 )
 from emostream.transport.rooms.api import room_routes
 from emostream.transport.rooms.registry import RoomHub
+from emostream.transport.pronunciation_api import dictionary_routes
 from emostream.transport.voice_samples import SampleCache, sample
 from emostream.transport.voices_api import voice_routes
 from emostream.transport.websocket.connection import stream_endpoint
@@ -218,6 +219,7 @@ def create_app(
             stock_view=http.stock_voice_view,
             unknown=http.unknown_voice_message,
         ),
+        *dictionary_routes(registry, owner_of=principal_of),  # docs/protocol.md, Pronunciation
         *compat_routes(),  # ElevenLabs' and Cartesia's APIs (docs/compat.md)
         Route("/v1/tokens", mint_token, methods=["POST"]),
         Route("/healthz", http.healthz, methods=["GET"]),
@@ -231,7 +233,7 @@ def create_app(
     cors = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
     if cors:
         middleware.insert(0, Middleware(
-            CORSMiddleware, allow_origins=cors, allow_methods=["GET", "POST", "DELETE"],
+            CORSMiddleware, allow_origins=cors, allow_methods=["GET", "POST", "PUT", "DELETE"],
             allow_headers=["Authorization", "Content-Type", *SDK_HEADERS, *KEY_HEADERS],
             expose_headers=list(EXPOSED_HEADERS), max_age=600,
         ))  # fmt: skip

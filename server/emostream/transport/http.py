@@ -16,11 +16,14 @@ from emostream.codec.encoders import AudioEncoder, make_encoder
 from emostream.codec.packetizer import OutputFormat
 from emostream.stream.service import Busy, Slot, SpeechService
 from emostream.stream.streamer import Packet, UtteranceRequest
-from emostream.text.frontend import EspeakCrashed, TextFrontEnd
+from emostream.text.frontend import EspeakCrashed, OverrideRefused, TextFrontEnd
+from emostream.text.pron.reader import PronunciationSetup, shared_kinds
 from emostream.transport.edge.guard import principal_of, voice_visible
 from emostream.transport.edge.limits import KeyLimits, LimitExceeded, StreamPermit
 from emostream.transport.errors import busy_response, error
+from emostream.transport.messages import ProtocolError, resolve_pronunciation
 from emostream.transport.openai_api import SSE_MEDIA_TYPE, Framing
+from emostream.transport.pronunciation_api import owned_dictionary
 from emostream.transport.speech_request import RequestError, SpeechBody, read_speech
 from emostream.transport.voice_access import (
     CLONE_UNAVAILABLE,
@@ -49,6 +52,8 @@ log = logging.getLogger(__name__)
 # The audio cap in force (max_utterance_audio_s, seconds): a body whose audio reaches it ends
 # there (the status is sent before the audio is made; the WebSocket says audio_too_long).
 AUDIO_LIMIT_HEADER = "X-EmoStream-Max-Audio-S"
+# The kinds of pronunciation-dictionary entry not applied: the voice does not read them
+SKIPPED_HEADER = "X-EmoStream-Pronunciation-Skipped"
 
 
 async def _segments(texts: list[str]) -> AsyncIterator[str]:
@@ -93,8 +98,13 @@ async def speech(request: Request) -> Response:
         voice, voices = _voices(request, service, body, principal)
         for each in {v.info.id: v for v in (voice, *voices.values())}.values():
             _check_controls(each.info, body)
+        speakers = list(voices.values()) or [voice]  # with ``voices``, they speak every segment
+        setup, skipped = _pronunciation(request, body, principal, [v.info for v in speakers])
         cut = len({v.info.id for v in voices.values()}) > 1
-        texts = TextFrontEnd.split(body.text, languages=cut)
+        try:
+            texts = TextFrontEnd.split(body.text, languages=cut, pronunciation=setup)
+        except OverrideRefused as exc:  # the whole text is here: refused, not half applied
+            raise RequestError(400, exc.problem.code, exc.problem.message, "input") from None
         if not texts:
             raise RequestError(
                 400, "empty_text",
@@ -129,6 +139,8 @@ async def speech(request: Request) -> Response:
     if voices:
         speech.headers["X-EmoStream-Voices"] = ",".join(f"{k}={v.info.id}"
                                                         for k, v in voices.items())  # fmt: skip
+    if skipped:  # dictionary entries of kinds the voices do not read (docs/protocol.md)
+        speech.headers[SKIPPED_HEADER] = ", ".join(skipped)
     if body.instructions is not None:  # how they were read (docs/openai.md)
         spoken = body.controls
         speech.headers["X-EmoStream-Emotion"] = f"{spoken.emotion}; intensity={spoken.intensity:g}"
@@ -180,6 +192,23 @@ def _voice(request: Request, service: SpeechService, body: SpeechBody, principal
     message = unknown_voice(service.catalog, service.registry, principal, asked,
                             aliases=list(request.app.state.voice_aliases))  # fmt: skip
     raise RequestError(404, "unknown_voice", message, param).in_dialect(body.openai)
+
+
+def _pronunciation(request: Request, body: SpeechBody, principal: str | None,
+                   infos: list[VoiceInfo]) -> tuple[PronunciationSetup, list[str]]:  # fmt: skip
+    """The body's overrides and dictionaries for the voices that speak (``infos``: the kinds
+    all of them read), and the kinds of dictionary entry left out because one does not read
+    them; an unknown dictionary is a RequestError."""
+    store = request.app.state.registry
+    try:
+        setup = resolve_pronunciation(
+            body.inline_pronunciation, body.dictionaries,
+            lambda dictionary_id: owned_dictionary(store, principal, dictionary_id),
+        )  # fmt: skip
+    except ProtocolError as exc:
+        raise RequestError(404 if not body.openai else 400, exc.code, exc.message,
+                           exc.param) from None  # fmt: skip
+    return setup.for_voice(*shared_kinds((i.id, i.pronunciation) for i in infos))
 
 
 def _check_controls(info: VoiceInfo, body: SpeechBody) -> None:

@@ -15,11 +15,13 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from emostream.codec.packetizer import SAMPLE_RATES, FormatError, OutputFormat
 from emostream.text.emotion import EmotionGuess, parse_prompt
+from emostream.text.pron.lexicon import PronunciationDictionary, merged
+from emostream.text.pron.reader import PronunciationSetup
 from emostream.transport import schema
 from emostream.voices.base import Controls
 
@@ -27,6 +29,10 @@ from emostream.voices.base import Controls
 EMOTIONS: tuple[str, ...] = schema.choices("controls", "emotion")
 MAX_PROMPT_CHARS = schema.max_length("controls", "prompt")
 CODECS: tuple[str, ...] = schema.choices("format", "codec")
+PRONUNCIATION_MODES: tuple[str, ...] = schema.choices("start_fields", "pronunciation")
+_DICTIONARIES = schema.fields("start_fields")["pronunciation_dictionaries"]
+MAX_DICTIONARIES = int(_DICTIONARIES["maxItems"])
+MAX_DICTIONARY_ID_CHARS = int(_DICTIONARIES["items"]["maxLength"])
 # The languages ``voices`` takes (a voice per language), as emostream.text.languages names them.
 VOICE_LANGUAGES: tuple[str, ...] = tuple(
     schema.fields("start_fields")["voices"]["anyOf"][0]["propertyNames"]["enum"]
@@ -281,3 +287,52 @@ def parse_format(raw: Any) -> OutputFormat:
         )
     except FormatError as exc:
         raise ProtocolError("bad_format", str(exc)) from exc
+
+
+def pronunciation_fields(msg: dict[str, Any]) -> tuple[bool, tuple[str, ...]]:
+    """``pronunciation`` (``inline``, the default: ``{word|...}`` overrides are read; ``off``:
+    braces are text) and the ``pronunciation_dictionaries`` ids of a start, a line or a speech
+    body, checked: (inline, ids in order, each once)."""
+    mode = msg.get("pronunciation")
+    if mode is not None and mode not in PRONUNCIATION_MODES:
+        raise ProtocolError("bad_value", "'pronunciation' must be "
+                            f"{' or '.join(map(repr, PRONUNCIATION_MODES))}",
+                            "pronunciation")  # fmt: skip
+    ids = msg.get("pronunciation_dictionaries")
+    if ids is None:
+        ids = []
+    if (
+        not isinstance(ids, list)
+        or len(ids) > MAX_DICTIONARIES
+        or not all(isinstance(i, str) and 0 < len(i) <= MAX_DICTIONARY_ID_CHARS for i in ids)
+    ):
+        raise ProtocolError(
+            "bad_value", f"'pronunciation_dictionaries' must be a list of at most "
+            f"{MAX_DICTIONARIES} dictionary ids (strings of 1-{MAX_DICTIONARY_ID_CHARS} "
+            "characters)", "pronunciation_dictionaries",
+        )  # fmt: skip
+    return mode != "off", tuple(dict.fromkeys(ids))
+
+
+def resolve_pronunciation(
+    inline: bool, ids: tuple[str, ...], lookup: Callable[[str], PronunciationDictionary | None]
+) -> PronunciationSetup:
+    """The setup of :func:`pronunciation_fields`' answer: each dictionary found by ``lookup``
+    among the caller's (None: ``unknown_dictionary``)."""
+    found: list[PronunciationDictionary] = []
+    for dictionary_id in ids:
+        dictionary = lookup(dictionary_id)
+        if dictionary is None:
+            raise ProtocolError(
+                "unknown_dictionary", f"no pronunciation dictionary {dictionary_id[:80]!r}; "
+                "GET /v1/pronunciation-dictionaries lists yours", "pronunciation_dictionaries",
+            )  # fmt: skip
+        found.append(dictionary)
+    return PronunciationSetup(inline=inline, lexicon=merged(found) if found else None)
+
+
+def pronunciation_setup(
+    msg: dict[str, Any], lookup: Callable[[str], PronunciationDictionary | None]
+) -> PronunciationSetup:
+    """:func:`pronunciation_fields` and :func:`resolve_pronunciation` of one message."""
+    return resolve_pronunciation(*pronunciation_fields(msg), lookup)

@@ -41,7 +41,8 @@ SDK_HEADERS = (
 )  # fmt: skip
 # The speech response's headers a page may read (CORS exposes only the safelisted ones).
 EXPOSED_HEADERS = ("X-EmoStream-Voice", "X-EmoStream-Emotion", "X-EmoStream-Max-Audio-S",
-                   "X-EmoStream-Degraded", "Retry-After")  # fmt: skip
+                   "X-EmoStream-Degraded", "X-EmoStream-Pronunciation-Skipped",
+                   "Retry-After")  # fmt: skip
 
 
 def model_object(model_id: str) -> dict[str, Any]:

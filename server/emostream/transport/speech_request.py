@@ -15,7 +15,9 @@ Both take every field of both: the six formats (``mp3``, ``opus``, ``aac``, ``fl
 clamped there), ``instructions`` (read as an emotion ``prompt``: it sets ``emotion`` and
 ``intensity`` when the body does not), ``stream_format`` (``audio`` or ``sse``), and
 EmoStream's controls (``emotion``, ``intensity``, ``pitch_shift``, ``energy``, ``prompt``,
-``sample_rate``, ``cache``) and ``voices`` (a voice per language, as on the WebSocket).
+``sample_rate``, ``cache``), ``voices`` (a voice per language, as on the WebSocket), and
+pronunciation control (``pronunciation``, ``pronunciation_dictionaries``: docs/protocol.md,
+"Pronunciation"; the dictionaries are looked up by the route, which knows the caller).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from emostream.transport.messages import (
     load_message,
     number_field,
     parse_controls,
+    pronunciation_fields,
     sample_rate_field,
     voices_field,
 )
@@ -87,6 +90,8 @@ class SpeechBody:
     instructions: EmotionGuess | None  # what instructions asked for, when given
     speed_asked: float  # before clamping to VOICE_SPEED
     emotion_from: str | None  # the field that set the emotion: emotion, prompt or instructions
+    inline_pronunciation: bool = True  # ``pronunciation``: inline overrides read
+    dictionaries: tuple[str, ...] = ()  # ``pronunciation_dictionaries``, in order
     voices: dict[str, str] = field(default_factory=dict)  # a voice id per language (mapped)
     voice_named: bool = True  # the body named its voice (else the server's default)
 
@@ -151,6 +156,7 @@ def _read(
     speed = number_field(body, "speed", 1.0, *SPEED_RANGE)
     guess = _instructions(body)
     clamped = min(max(speed, VOICE_SPEED[0]), VOICE_SPEED[1])
+    inline, dictionaries = pronunciation_fields(body)
     return SpeechBody(
         text=text,
         voice_id=aliases.get(asked, asked),
@@ -167,6 +173,8 @@ def _read(
             (k for k in ("emotion", "prompt") if body.get(k) is not None),
             "instructions" if guess is not None else None,
         ),
+        inline_pronunciation=inline,
+        dictionaries=dictionaries,
         voices=voices,
         voice_named=body.get("voice") is not None,
     )

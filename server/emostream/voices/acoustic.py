@@ -29,6 +29,7 @@ from emostream.text.context import Segment
 from emostream.text.emotion import EMOTIONS, prosody_controls
 from emostream.text.phonemes import G2P, PhonemeSequence
 from emostream.text.pieces import fit_pieces, piece_limit
+from emostream.text.pron.spec import KINDS
 from emostream.voices.base import BatchedStage, Controls, Latent, VoiceInfo, join_latents
 from emostream.voices.joins import Span, cut, locate
 from emostream.voices.stock_voices import describe
@@ -421,7 +422,7 @@ class AcousticFamily:
         """A voice speaking with ``embedding`` (GE2E, as the model is conditioned) and, for a
         refined clone, its ``timbre`` correction (:mod:`emostream.voices.cloning.refine`)."""
         info = VoiceInfo(voice_id, FAMILY, language, 22050, CONTROLS, description,
-                         word_timestamps=True)  # fmt: skip
+                         word_timestamps=True, pronunciation=KINDS)  # fmt: skip
         return AcousticVoice(
             info,
             self.model,

@@ -61,6 +61,10 @@ class VoiceInfo:
     # The voice can time the written words of what it says (``word_units``; README
     # "WebSocket protocol", ``word_timestamps``). Not part of ``as_dict``.
     word_timestamps: bool = False
+    # The kinds of pronunciation override it reads (emostream.text.pron.spec.KINDS: pinyin,
+    # ipa, respelling); the others are read as written, and the client told. The started event
+    # says them; not part of ``as_dict``.
+    pronunciation: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, object]:
         return {

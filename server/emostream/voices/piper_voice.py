@@ -30,6 +30,8 @@ from emostream.networks.ort_cpu import cpu_options
 from emostream.text import espeak
 from emostream.text.context import Segment
 from emostream.text.pieces import fit_pieces, piece_limit
+from emostream.text.pron.spec import RESPELLING
+from emostream.text.pron.wire import respelled
 from emostream.voices.base import Controls, Latent, VoiceInfo, check_controls, join_latents
 from emostream.voices.joins import MARKS, Span, cut, word_space
 from emostream.voices.words import WordUnits, safe_align
@@ -71,7 +73,9 @@ class PiperVoice:
     """A Piper voice implementing :class:`emostream.voices.base.Voice`.
 
     Supports ``speed`` (through VITS' length scale). It has one fixed speaker and no
-    pitch, energy or emotion input: those controls are reported as unsupported.
+    pitch, energy or emotion input: those controls are reported as unsupported. Of the
+    pronunciation overrides it reads respellings (spoken in their word's place); pinyin and IPA
+    it does not take (the text front end reads those words as written and tells the client).
     """
 
     hop_length = 256
@@ -115,6 +119,7 @@ class PiperVoice:
             description=f"Piper {self._config.get('dataset', voice_id)} "
             f"({self._config['audio'].get('quality', '')}), embedded CPU voice",
             word_timestamps=True,
+            pronunciation=(RESPELLING,),
         )
         self._spoken = lru_cache(maxsize=8192)(self._phonemes_alone)
 
@@ -127,6 +132,7 @@ class PiperVoice:
 
     # -- acoustic stage -----------------------------------------------------------
     def phoneme_ids(self, text: str) -> tuple[list[int], list[str]]:
+        text = respelled(text)  # a respelling pin in its word's place
         with self._phonemize_lock:
             sentences = self._piper.phonemize(text)
         # espeak-ng gives symbols the voice has no id for (letter names in a script it
@@ -223,7 +229,7 @@ class PiperVoice:
 
     def _phonemes_alone(self, word: str) -> tuple[str, ...]:
         with self._phonemize_lock:
-            sentences = self._piper.phonemize(word)
+            sentences = self._piper.phonemize(respelled(word))
         known = self._config["phoneme_id_map"]
         return tuple(p for sent in sentences for p in sent if p in known)
 

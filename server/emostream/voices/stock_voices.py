@@ -26,6 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from emostream.text.pron.inline import written
+
 # The default voice of each language: measured best as served on CPU (docs/voices.md,
 # "Default voice": af_heart English WER 2.6 % against am_michael 3.4 % and joe 7.2 %;
 # zf_xiaoxiao Mandarin CER 14.5 % against zm_yunxi 16.8 %). Settings.default_voice "auto" is
@@ -211,7 +213,9 @@ def is_corpus_speaker(voice_id: str) -> bool:
 
 def language_of(text: str) -> str:
     """Which language's default voice should read ``text``: ``zh`` when it has at least as many
-    Han characters as Latin-script words (a character is about a word spoken), else ``en``."""
+    Han characters as Latin-script words (a character is about a word spoken), else ``en``.
+    Pronunciation overrides count as their words (``这是{Nguyen|/wɪn/}``: ``zh``)."""
+    text = written(text)
     han = sum(1 for ch in text if "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff")
     words = len(_LATIN_WORD.findall(text))
     return "zh" if han and han >= words else "en"

@@ -30,6 +30,8 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from emostream.text.pron.wire import display_text, has_pins, wired_slice
+
 log = logging.getLogger(__name__)
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -174,7 +176,17 @@ def safe_align(
     text: str, units: Sequence[str], spoken: Callable[[str], Sequence[str]]
 ) -> list[WordUnits]:
     """:func:`align_words`, falling back to :func:`proportional_words` if the front end fails
-    on a word (logged): captions stay in step even then."""
+    on a word (logged): captions stay in step even then.
+
+    A word given a pronunciation (a pin, :mod:`emostream.text.pron.wire`) is timed as written
+    (the words and offsets are those of the display text) and said alone as pronounced (so
+    ``{Nguyen|/wɪn/}`` matches the units of wɪn)."""
+    if has_pins(text):
+        display = display_text(text)
+        said: dict[str, str] = {}
+        for w in written_words(display):
+            said.setdefault(w.text, wired_slice(text, w.start, w.end))
+        return safe_align(display, units, lambda word: spoken(said.get(word, word)))
     try:
         return align_words(text, units, spoken)
     except Exception:  # a front-end failure must not cut the audio

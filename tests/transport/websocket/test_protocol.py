@@ -259,7 +259,9 @@ def test_a_refused_start_touches_no_text_front_end(monkeypatch: pytest.MonkeyPat
     _begun(send(p, type="start"))
     assert send(p, type="text", text="Spoken.") == []
     assert send(p, type="end") == [QueueSegments(["Spoken."]), EndOfInput()]
-    assert fed == ["Spoken."]  # the check sees the front end when it is used
+    # the check sees the front end when it is used (with inline overrides read, the default,
+    # the length check normalises the message and the front end each stretch around overrides)
+    assert fed and set(fed) == {"Spoken."}
 
 
 def test_the_voice_the_lookup_found_rides_on_the_request() -> None:

@@ -200,7 +200,7 @@ def test_sqlite_schema_2_is_migrated(tmp_path: Path) -> None:
     assert out is not None and out.refine.state is RefineState.REFINED
     reg.close()
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
-    assert SCHEMA_VERSION == 3
+    assert SCHEMA_VERSION == 4  # 4: the pronunciation dictionaries' table (test_registry_dictionaries)
 
 
 def test_sqlite_of_a_newer_schema_is_refused(tmp_path: Path) -> None:
@@ -224,7 +224,7 @@ def test_redis_schema_1_is_migrated(redis_server: RedisServer) -> None:
     })  # fmt: skip
     r.zadd(f"{prefix}:index", {"clone_0123456789abcdef": 1.0})
     reg = RedisVoiceRegistry(redis_server.url)
-    assert reg.schema_version() == 2
+    assert reg.schema_version() == 3  # 1 -> 2 -> 3 (3: pronunciation dictionaries, new keys)
     assert r.hget(f"{prefix}:v:clone_0123456789abcdef", "refine_state") == b"ready"
     [old] = reg.voices()
     assert old.refine.state is RefineState.READY and old.source_rate is None

@@ -14,6 +14,11 @@ The pipeline, one phrase (text between punctuation marks) at a time:
    structure (cyclic, inner constituent first), then across the words of a prosodic group
    left to right; 一 and 不; neutral tones.
 
+A character the client gave a reading (a pinyin override, :mod:`emostream.text.pron`) is
+``forced``: it is read so whatever the lexicon and the rules say (the syllable is
+:attr:`~emostream.text.zh.types.Syllable.pinned`: no neutral-tone, erhua or sandhi rule
+changes it), while the words around it are cut and read as before, and see its tone.
+
 On the test table in ``tests/text/zh/test_g2p.py`` (255 cases then, 494 now) the previous
 front end (cn2an + jieba + ``lazy_pinyin``, no sandhi, no context rules) got 139 cases wrong.
 """
@@ -23,7 +28,7 @@ from __future__ import annotations
 import logging
 import re
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from functools import cached_property
 from typing import Any
 
@@ -211,21 +216,25 @@ class MandarinFrontEnd:
         """``text`` cut into words as this front end cuts it (jieba with its fixes)."""
         return self._cut(text)
 
-    def __call__(self, text: str) -> list[Segment]:
+    def __call__(self, text: str, forced: Mapping[int, tuple[str, int]] | None = None
+                 ) -> list[Segment]:  # fmt: skip
+        """``text``'s words, Latin runs and marks; ``forced``: the readings (toneless pinyin,
+        tone) of the characters at these offsets (module docs)."""
         out: list[Segment] = []
         chunks = list(_chunks(text))
-        for n, (kind, chunk) in enumerate(chunks):
+        for n, (kind, chunk, at) in enumerate(chunks):
+            pins = {i - at: r for i, r in (forced or {}).items() if at <= i < at + len(chunk)}
             # a han run right after a Latin word or a number continues its sentence
             # (最终BOSS啊！: 啊 is the particle, neutral): no phrase-initial interjection
             hosted = n > 0 and chunks[n - 1][0] in ("latin", "digits")
-            if kind == "han" and chunk in _LONE_INTERJECTION and not hosted:
+            if kind == "han" and chunk in _LONE_INTERJECTION and not hosted and not pins:
                 after = chunks[n + 1][1].strip()[:1] if n + 1 < len(chunks) else ""
                 base, tone = _LONE_INTERJECTION[chunk]
                 if after in ("？", "?"):  # 嗯？ 哦？ rising: a question
                     tone = 2
                 out.append(Word(chunk, [Syllable(base, tone, char=chunk)]))
             elif kind == "han":
-                out.extend(self._phrase(chunk, hosted=hosted))
+                out.extend(self._phrase(chunk, hosted=hosted, pins=pins))
             elif kind == "latin":
                 out.append(Latin(chunk))
             elif kind == "digits":
@@ -235,12 +244,24 @@ class MandarinFrontEnd:
         return out
 
     # -- one phrase (CJK run) --------------------------------------------------------
-    def _phrase(self, text: str, *, hosted: bool = False) -> list[Word]:
-        words = [Word(w) for w in self._cut(text) if w.strip()]
+    def _phrase(self, text: str, *, hosted: bool = False,
+                pins: Mapping[int, tuple[str, int]] | None = None) -> list[Word]:  # fmt: skip
+        words: list[Word] = []
+        starts: list[int] = []  # each word's offset in ``text``
+        pos = 0
+        for piece in self._cut(text):
+            at = text.find(piece, pos)
+            pos = at + len(piece) if at >= 0 else pos
+            if piece.strip():
+                words.append(Word(piece))
+                starts.append(at)
+        pinned: list[tuple[Syllable, str, int]] = []
         for i, w in enumerate(words):
             prev_word = words[i - 1].text if i else ""
             next_word = words[i + 1].text if i + 1 < len(words) else ""
             w.syllables = self._word_syllables(w.text, prev_word, next_word)
+            if pins:
+                pinned += _pin(w, starts[i], pins)
         shed_blood([(w.text, w.syllables) for w in words], self._is_phrase)
         self._neutral_and_erhua(words)
         flat = [s for w in words for s in w.syllables]
@@ -250,6 +271,8 @@ class MandarinFrontEnd:
         repeated_interjections(flat)
         third_tone(words, self._is_word)
         yi_bu(flat)
+        for syl, base, tone in pinned:  # as the client gave them, whatever the rules did
+            syl.base, syl.tone, syl.late_neutral = base, tone, False
         for s in flat:
             if s.late_neutral:
                 s.tone = 5
@@ -373,6 +396,8 @@ class MandarinFrontEnd:
     def _erhua(self, words: list[Word], i: int) -> None:
         w = words[i]
         syls = w.syllables
+        if any(s.pinned for s in syls if s.char == "儿"):
+            return  # a 儿 the client gave a reading is a syllable of its own
         if w.text in _ER_DAYS and len(syls) == 3:  # 今儿个 jīnr ge: the 儿 inside the word
             syls[0].erhua = True
             syls[2].tone = 5
@@ -391,17 +416,41 @@ class MandarinFrontEnd:
                 syls.clear()
 
 
-def _chunks(text: str) -> Iterator[tuple[str, str]]:
-    """Split into ("han" | "latin" | "digits" | "other", chunk) runs."""
+def _pin(word: Word, at: int, pins: Mapping[int, tuple[str, int]]
+         ) -> list[tuple[Syllable, str, int]]:  # fmt: skip
+    """Give the characters of ``word`` (at offset ``at`` of its phrase) that ``pins`` names
+    their readings, marked pinned; a character with no syllable (one pypinyin does not know)
+    gets one. Returns each pinned syllable with its reading."""
+    out: list[tuple[Syllable, str, int]] = []
+    syls = word.syllables
+    j = 0
+    for k, ch in enumerate(word.text):
+        reading = pins.get(at + k)
+        if j < len(syls) and syls[j].char == ch:
+            syl = syls[j]
+        elif reading is not None:
+            syl = Syllable(reading[0], reading[1], char=ch)
+            syls.insert(j, syl)
+        else:
+            continue
+        j += 1
+        if reading is not None:
+            syl.base, syl.tone, syl.pinned = reading[0], reading[1], True
+            out.append((syl, reading[0], reading[1]))
+    return out
+
+
+def _chunks(text: str) -> Iterator[tuple[str, str, int]]:
+    """Split into ("han" | "latin" | "digits" | "other", chunk, offset) runs."""
     for m in re.finditer(rf"([{HAN}]+)|({_LATIN.pattern})|(\d+)|([^{HAN}A-Za-z\d]+)", text):
         if m.group(1):
-            yield "han", m.group(1)
+            yield "han", m.group(1), m.start()
         elif m.group(2):
-            yield "latin", m.group(2)
+            yield "latin", m.group(2), m.start()
         elif m.group(3):
-            yield "digits", m.group(3)
+            yield "digits", m.group(3), m.start()
         else:
-            yield "other", m.group(0)
+            yield "other", m.group(0), m.start()
 
 
 _DEFAULT: MandarinFrontEnd | None = None

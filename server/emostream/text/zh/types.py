@@ -16,6 +16,7 @@ class Syllable:
     erhua: bool = False
     late_neutral: bool = False  # neutral after third-tone sandhi (想想 xiang2 xiang5)
     frozen: bool = False  # no 一/不 sandhi
+    pinned: bool = False  # a reading the client gave (a pinyin override): no rule changes it
 
     @property
     def plain(self) -> str:

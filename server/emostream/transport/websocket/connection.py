@@ -47,6 +47,7 @@ from emostream.transport.drain import GOING_AWAY, SHUTTING_DOWN, Drain
 from emostream.transport.edge.guard import principal_of
 from emostream.transport.edge.limits import KeyLimits
 from emostream.transport.errors import INVALID_UTF8, INVALID_UTF8_REASON, error
+from emostream.transport.pronunciation_api import caller_dictionaries
 from emostream.transport.rooms.publishing import Publishing
 from emostream.transport.rooms.registry import RoomHub
 from emostream.transport.websocket.caller_voices import CallerVoices
@@ -125,6 +126,7 @@ class StreamConnection:
 
     def _new_protocol(self) -> SessionProtocol:
         settings = self.service.settings
+        registry = getattr(self.ws.app.state, "registry", None)
         return SessionProtocol(
             lookup_voice=self.voices.lookup,
             default_voice=settings.default_voice,
@@ -134,6 +136,7 @@ class StreamConnection:
             unavailable=self.voices.unavailable,
             match_voice=self.service.timbre_match,
             unknown=self.voices.unknown,
+            lookup_dictionary=caller_dictionaries(registry, self.principal),
             opus_delay_ms=self.service.opus_delay_ms,
             room_access=self.rooms.access,
         )

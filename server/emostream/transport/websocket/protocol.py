@@ -30,7 +30,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from emostream.codec.packetizer import FRAME_MS
-from emostream.text.frontend import SegmentSource, TextFrontEnd
+from emostream.text.frontend import TextFrontEnd
+from emostream.text.pron.lexicon import PronunciationDictionary
+from emostream.text.pron.reader import UNSUPPORTED, shared_kinds
 from emostream.text.splitter import Segmenter
 from emostream.transport import schema
 from emostream.transport.messages import (
@@ -41,87 +43,50 @@ from emostream.transport.messages import (
     number_field,
     parse_controls,
     parse_format,
+    pronunciation_setup,
     voice_field,
     voices_field,
 )
-from emostream.transport.websocket.start_request import StartRequest
-from emostream.voices.base import (
-    ALL_CONTROLS,
-    UnsupportedControl,
-    Voice,
-    VoiceInfo,
-    check_controls,
+from emostream.transport.websocket.actions import (
+    Action,
+    BeginUtterance,
+    CancelUtterance,
+    ClearLines,
+    Dropped,
+    EndOfInput,
+    EnqueueLine,
+    OverrideError,
+    QueueSegments,
+    SendError,
 )
+from emostream.transport.websocket.start_request import StartRequest
+from emostream.voices.base import ALL_CONTROLS, UnsupportedControl, Voice, VoiceInfo, check_controls
 from emostream.voices.per_language import LanguageMismatch, resolve
+
+# The actions and the start request live in emostream.transport.websocket.actions; importers
+# of this module find them here too.
+__all__ = [
+    "MAX_LINE_ID_CHARS",
+    "NOTHING_SPEAKABLE",
+    "Action",
+    "BeginUtterance",
+    "CancelUtterance",
+    "ClearLines",
+    "Dropped",
+    "EndOfInput",
+    "EnqueueLine",
+    "OverrideError",
+    "QueueSegments",
+    "SendError",
+    "SessionProtocol",
+    "StartRequest",
+    "segmenter_for",
+]
 
 NOTHING_SPEAKABLE = "the utterance had no speakable text (voices here read English and Mandarin)"
 
 State = Literal["idle", "open", "ending", "refused"]
 
-
-@dataclass(frozen=True)
-class BeginUtterance:
-    request: StartRequest
-    started_event: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class QueueSegments:
-    texts: list[str]
-    # With word timestamps: one per text, where its characters came from.
-    sources: tuple[SegmentSource, ...] = ()
-
-
-@dataclass(frozen=True)
-class EndOfInput:
-    """No more text: the utterance finishes once queued segments are spoken."""
-
-
-@dataclass(frozen=True)
-class CancelUtterance:
-    """Stop audio now and report ``done`` with ``cancelled: true``."""
-
-
-@dataclass(frozen=True)
-class Dropped:
-    """A ``text``, ``flush``, ``end`` or ``cancel`` for an utterance whose ``start`` was
-    refused: not answered (the refusal was its one answer), only counted."""
-
-    kind: str
-
-
-@dataclass(frozen=True)
-class SendError:
-    code: str
-    message: str
-
-    @property
-    def event(self) -> dict[str, Any]:
-        return {"type": "error", "code": self.code, "message": self.message}
-
-
-@dataclass(frozen=True)
-class EnqueueLine:
-    """A ``line`` (danmaku, chat) to queue: spoken as its own utterance once the socket is
-    idle, in priority order, unless its TTL runs out first (the I/O layer's
-    :class:`~emostream.transport.websocket.line_queue.LineQueue`)."""
-
-    id: str
-    text: str
-    priority: int
-    ttl_s: float
-    fields: dict[str, Any]  # the ``start`` fields it is spoken with (validated)
-
-
-@dataclass(frozen=True)
-class ClearLines:
-    """Drop every waiting line (the one speaking, if any, goes on)."""
-
-
-Action = (
-    BeginUtterance | QueueSegments | EndOfInput | CancelUtterance | SendError | EnqueueLine
-    | ClearLines | Dropped
-)  # fmt: skip
 # From the schema (protocol.schema.json), the one definition of the protocol's fields.
 MAX_LINE_ID_CHARS = schema.max_length("line", "id")
 MAX_LINE_PRIORITY = schema.int_range("line", "priority")[1]
@@ -151,6 +116,11 @@ class SessionProtocol:
     new_stream_id: Callable[[], str] = field(default=lambda: "")
     # Why a known voice cannot speak here (e.g. a clone with no model for it), else None.
     unavailable: Callable[[str], str | None] = field(default=lambda _id: None)
+    # The pronunciation dictionary of this id, if this caller may use it (None: unknown to
+    # them).
+    lookup_dictionary: Callable[[str], PronunciationDictionary | None] = field(
+        default=lambda _id: None
+    )
     # The stock voice of a language nearest in timbre to a voice (``voices``: a language left
     # out), or None.
     match_voice: Callable[[Voice, str], Voice | None] = field(default=lambda _v, _l: None)
@@ -233,7 +203,7 @@ class SessionProtocol:
             )
         segmenter = segmenter_for(msg)
         request, started = self._build_start(msg, self.new_stream_id())
-        return [self._begin(request, started, segmenter)]
+        return [self._begin(request, started, segmenter), *_dropped(request)]
 
     def _build_start(
         self, msg: dict[str, Any], stream_id: str
@@ -280,10 +250,17 @@ class SessionProtocol:
                 "voices",
             )  # fmt: skip
         timed = all(each.word_timestamps for each in infos.values())
+        # Overrides of the kinds every voice that speaks reads (with ``voices``, theirs).
+        speakers = [_info(v) for v in languages.values()] or [info]
+        speaker, kinds = shared_kinds((i.id, i.pronunciation) for i in speakers)
+        pronunciation, dropped = pronunciation_setup(msg, self.lookup_dictionary).for_voice(
+            speaker, kinds
+        )
         request = StartRequest(
             info, controls, fmt, timestamps, stream_id,
             word_timestamps=words and timed, cache=cache, spoken=spoken,
             mouth=mouth, room=room, room_words=room is not None and timed,
+            pronunciation=pronunciation, dropped=tuple(dropped),
             languages=tuple((lang, _info(v)) for lang, v in languages.items()),
             spoken_languages=tuple(
                 (lang, None if isinstance(v, VoiceInfo) else v) for lang, v in languages.items()
@@ -306,6 +283,8 @@ class SessionProtocol:
             started["word_timestamps"] = timed
         if room is not None:
             started["room"] = room
+        if msg.get("pronunciation") is not None or msg.get("pronunciation_dictionaries"):
+            started["pronunciation"] = list(kinds)  # asked: what its voices read
         return request, started
 
     def _room(self, msg: dict[str, Any]) -> str | None:
@@ -346,7 +325,8 @@ class SessionProtocol:
         self._request = request
         locate = request.word_timestamps or request.room_words
         self._front = TextFrontEnd(locate=locate, segmenter=segmenter,
-                                   languages=request.cut_languages)  # fmt: skip
+                                   languages=request.cut_languages,
+                                   pronunciation=request.pronunciation)  # fmt: skip
         self.state = "open"
         return BeginUtterance(request, started)
 
@@ -406,7 +386,7 @@ class SessionProtocol:
             speed = round(min(2.0, speed * speed_factor), 3)
             request = replace(request, controls=replace(request.controls, speed=speed))
         started = {**started, "id": line_id, "speed": speed}
-        actions: list[Action] = [self._begin(request, started)]
+        actions: list[Action] = [self._begin(request, started), *_dropped(request)]
         try:
             actions += self._on_text({"text": text})
         except ProtocolError as exc:
@@ -434,7 +414,11 @@ class SessionProtocol:
                 "spoken (send end and start a new utterance)",
             )
         segments = self._front.feed(raw, text)
-        return [self._queue(segments)] if segments else []
+        return self._problems() + ([self._queue(segments)] if segments else [])
+
+    def _problems(self) -> list[Action]:
+        """An error per override the front end did not apply (its word is read as written)."""
+        return [OverrideError.of(p) for p in self._front.take_problems()]
 
     def _queue(self, segments: list[str]) -> QueueSegments:
         if not self._front.locating:
@@ -443,13 +427,13 @@ class SessionProtocol:
 
     def _on_flush(self, msg: dict[str, Any]) -> list[Action]:
         self._require_open("flush")
-        segments = self._front.flush()
-        return [self._queue(segments)] if segments else []
+        segments = self._front.flush(final=False)  # an override still open stays held
+        return self._problems() + ([self._queue(segments)] if segments else [])
 
     def _on_end(self, msg: dict[str, Any]) -> list[Action]:
         self._require_open("end")
-        actions: list[Action] = []
         segments = self._front.flush()
+        actions: list[Action] = self._problems()
         if segments:
             actions.append(self._queue(segments))
         if self._front.emitted == 0:
@@ -468,6 +452,16 @@ class SessionProtocol:
         self.state = "idle"
         self._front = TextFrontEnd()
         self._request = None
+
+
+def _dropped(request: StartRequest) -> list[Action]:
+    """The start's dictionaries hold entries of kinds its voices do not read: say so."""
+    if not request.dropped:
+        return []
+    kinds = " or ".join(request.dropped)
+    return [SendError(UNSUPPORTED, f"voice {request.pronunciation.voice!r} does not take "
+                      f"{kinds} pronunciations: those entries of the dictionaries are not "
+                      "applied")]  # fmt: skip
 
 
 def _info(found: Found) -> VoiceInfo:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from emostream.codec.packetizer import OutputFormat
+from emostream.text.pron.reader import PronunciationSetup
 from emostream.voices.base import Controls, Voice, VoiceInfo
 
 
@@ -24,6 +25,11 @@ class StartRequest:
     # The voice the lookup found, spoken as it is (no second lookup); None where the lookup
     # gives only its info (tests, the schema's checks: nothing speaks there).
     spoken: Voice | None = field(default=None, compare=False, repr=False)
+    # Inline overrides and dictionaries, for this voice (docs/protocol.md, "Pronunciation").
+    pronunciation: PronunciationSetup = field(default_factory=PronunciationSetup, compare=False,
+                                              repr=False)  # fmt: skip
+    # Kinds of dictionary entry this voice does not read (left out; the client is told).
+    dropped: tuple[str, ...] = ()
     # With ``voices``: the voice of each language (as given or filled in), its info and what
     # speaks (None where the lookup gave only the info); empty: ``voice`` speaks everything.
     languages: tuple[tuple[str, VoiceInfo], ...] = ()

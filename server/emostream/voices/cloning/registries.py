@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from emostream.voices.cloning.registry import VoiceRegistry, VoiceStore
+from emostream.voices.cloning.registry import Registry, VoiceRegistry
 
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
 
 def open_registry(
     url: str, data_dir: str | Path, *, timeout_s: float = 1.0, retry_after_s: float = 5.0
-) -> VoiceStore:
+) -> Registry:
     """Empty or ``sqlite:`` -> SQLite at ``<data_dir>/voices.sqlite3`` (one host, the default);
     ``redis://`` / ``rediss://`` / ``unix://`` -> the shared Redis registry (the ``redis``
     package), with ``timeout_s`` per Redis call and ``retry_after_s`` of refusals after it

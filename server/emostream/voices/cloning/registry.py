@@ -10,6 +10,10 @@ state, the fitted timbre and its figures) and its clip's source sample rate; a m
 refinement (and, with a new clip, the new clip and embedding) is written in one transaction by
 :meth:`VoiceStore.update_refine`.
 
+Since schema 4 the file also holds the callers' pronunciation dictionaries
+(:class:`DictionaryStore`: a name, an owner and the checked entries as JSON;
+:mod:`emostream.text.pron.lexicon`), in a table of their own.
+
 Plain ``sqlite3`` (one connection, a lock, WAL journal): every call is short and synchronous, so
 the HTTP layer may call it directly or through a thread. :class:`VoiceStore` is what the server
 needs of a registry (any call may raise :class:`StoreUnavailable` while its store cannot be
@@ -31,6 +35,7 @@ from typing import Protocol
 
 import numpy as np
 
+from emostream.text.pron.lexicon import PronunciationDictionary, entries_from_json
 from emostream.voices.cloning.refine_state import FIELDS as REFINE_FIELDS
 from emostream.voices.cloning.refine_state import record_fields, record_from_fields
 
@@ -55,6 +60,7 @@ __all__ = [
     "NAME_MAX",
     "SCHEMA_VERSION",
     "ClonedVoice",
+    "DictionaryStore",
     "FloatArray",
     "Reenrolment",
     "RefineMove",
@@ -72,8 +78,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 # 2: owner (the API-key principal that made the clone); 3: source_rate and the refinement
-# (refine_state, refine_since, refine_job, refine_notice, refinement, timbre)
-SCHEMA_VERSION = 3
+# (refine_state, refine_since, refine_job, refine_notice, refinement, timbre); 4: the
+# pronunciation_dictionaries table
+SCHEMA_VERSION = 4
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS cloned_voices (
     id          TEXT PRIMARY KEY,
@@ -88,6 +95,16 @@ CREATE TABLE IF NOT EXISTS cloned_voices (
     owner       TEXT
 );
 CREATE INDEX IF NOT EXISTS cloned_voices_created ON cloned_voices (created);
+CREATE TABLE IF NOT EXISTS pronunciation_dictionaries (
+    id      TEXT PRIMARY KEY,
+    name    TEXT NOT NULL,
+    owner   TEXT,
+    created REAL NOT NULL,
+    updated REAL NOT NULL,
+    entries TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS pronunciation_dictionaries_owner
+    ON pronunciation_dictionaries (owner, created);
 """
 # Columns added after schema 1, in order, with their types (a fresh file gets them the same way
 # an old one does: ALTER TABLE ... ADD COLUMN).
@@ -159,8 +176,33 @@ class VoiceStore(Protocol):
     def close(self) -> None: ...
 
 
+class DictionaryStore(Protocol):
+    """Pronunciation dictionaries, kept by the voice registry's store (SQLite or Redis). Calls
+    are short and synchronous and raise :class:`StoreUnavailable` as a :class:`VoiceStore`'s
+    do. Entries are stored as checked (:func:`~emostream.text.pron.lexicon.parse_entries`)."""
+
+    def add_dictionary(self, dictionary: PronunciationDictionary) -> None: ...
+
+    def get_dictionary(self, dictionary_id: str) -> PronunciationDictionary | None: ...
+
+    def dictionaries(self, *, owner: str | None = None) -> list[PronunciationDictionary]:
+        """All dictionaries (only ``owner``'s when given), oldest first."""
+        ...
+
+    def replace_dictionary(self, dictionary: PronunciationDictionary) -> bool:
+        """Its name, entries and ``updated`` written over the stored one's; False when there
+        is none (nothing written)."""
+        ...
+
+    def delete_dictionary(self, dictionary_id: str) -> bool: ...
+
+
+class Registry(VoiceStore, DictionaryStore, Protocol):
+    """What the server keeps: cloned voices and pronunciation dictionaries, in one store."""
+
+
 class VoiceRegistry:
-    """SQLite-backed store of cloned voices. Thread-safe."""
+    """SQLite-backed store of cloned voices (and pronunciation dictionaries). Thread-safe."""
 
     def __init__(self, path: Path | str, *, keep_clips: bool = True) -> None:
         self.path = Path(path).expanduser()
@@ -363,6 +405,61 @@ class VoiceRegistry:
     def __len__(self) -> int:
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM cloned_voices").fetchone()[0])
+
+    # -- pronunciation dictionaries ----------------------------------------------------------
+    _DICT_COLUMNS = "id, name, owner, created, updated, entries"
+
+    @staticmethod
+    def _dictionary(row: tuple[object, ...]) -> PronunciationDictionary:
+        did, name, owner, created, updated, entries = row
+        return PronunciationDictionary(
+            id=str(did), name=str(name), entries=entries_from_json(str(entries)),
+            owner=None if owner is None else str(owner), created=float(created),  # type: ignore[arg-type]
+            updated=float(updated),  # type: ignore[arg-type]
+        )  # fmt: skip
+
+    def add_dictionary(self, dictionary: PronunciationDictionary) -> None:
+        d = dictionary
+        with self._lock:
+            self._db.execute(
+                f"INSERT INTO pronunciation_dictionaries ({self._DICT_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (d.id, d.name, d.owner, d.created, d.updated, d.entries_json()),
+            )
+
+    def get_dictionary(self, dictionary_id: str) -> PronunciationDictionary | None:
+        with self._lock:
+            row = self._db.execute(
+                f"SELECT {self._DICT_COLUMNS} FROM pronunciation_dictionaries WHERE id = ?",
+                (dictionary_id,),
+            ).fetchone()
+        return None if row is None else self._dictionary(row)
+
+    def dictionaries(self, *, owner: str | None = None) -> list[PronunciationDictionary]:
+        where, args = ("WHERE owner = ?", (owner,)) if owner is not None else ("", ())
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {self._DICT_COLUMNS} FROM pronunciation_dictionaries {where} "
+                "ORDER BY created, id", args,
+            ).fetchall()  # fmt: skip
+        return [self._dictionary(r) for r in rows]
+
+    def replace_dictionary(self, dictionary: PronunciationDictionary) -> bool:
+        d = dictionary
+        with self._lock:
+            cur = self._db.execute(
+                "UPDATE pronunciation_dictionaries SET name = ?, entries = ?, updated = ? "
+                "WHERE id = ?",
+                (d.name, d.entries_json(), d.updated, d.id),
+            )
+        return cur.rowcount > 0
+
+    def delete_dictionary(self, dictionary_id: str) -> bool:
+        with self._lock:
+            cur = self._db.execute(
+                "DELETE FROM pronunciation_dictionaries WHERE id = ?", (dictionary_id,)
+            )
+        return cur.rowcount > 0
 
     def check(self) -> None:
         """A local file: always reachable."""

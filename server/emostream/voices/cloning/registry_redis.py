@@ -14,10 +14,14 @@ Layout under ``prefix`` (default ``emostream:voices``), schema :data:`SCHEMA_VER
   ``owner``, ``clip_flac`` and ``source_rate`` absent when there are none) and, since schema 2,
   its refinement: ``refine_state refine_since refine_job refine_notice refinement timbre``
   (:func:`emostream.voices.cloning.refine_state.record_fields`; absent: none);
-* ``<prefix>:index`` -- sorted set of ids by creation time (listing oldest first).
+* ``<prefix>:index`` -- sorted set of ids by creation time (listing oldest first);
+* since schema 3, pronunciation dictionaries: ``<prefix>:d:<id>`` -- one hash each: ``name
+  owner created updated entries`` (the checked entries as JSON; ``owner`` absent when there is
+  none), and ``<prefix>:dindex`` -- sorted set of their ids by creation time.
 
 A store written by a newer schema is refused at start; an older one is migrated in place by
-the steps in :data:`MIGRATIONS` (1 -> 2: every clone marked ``refine_state ready``). Calls are
+the steps in :data:`MIGRATIONS` (1 -> 2: every clone marked ``refine_state ready``; 2 -> 3:
+nothing to move, the dictionaries' keys are new). Calls are
 synchronous and short (one round trip, or one pipeline), like the SQLite registry's; a
 refinement update is a WATCH / MULTI transaction on the clone's hash, so its fields land
 together, and never on a clone deleted meanwhile.
@@ -43,6 +47,7 @@ from urllib.parse import urlsplit
 import numpy as np
 import redis
 
+from emostream.text.pron.lexicon import PronunciationDictionary, entries_from_json
 from emostream.voices.cloning.refine_state import FIELDS as REFINE_FIELDS
 from emostream.voices.cloning.refine_state import (
     RefineState,
@@ -65,7 +70,7 @@ T = TypeVar("T")
 # ConnectionError); a ResponseError (a refused command) is not an outage and is raised as is.
 UNREACHABLE = (redis.ConnectionError, redis.TimeoutError)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def _mark_ready(r: redis.Redis, prefix: str) -> None:
@@ -77,8 +82,13 @@ def _mark_ready(r: redis.Redis, prefix: str) -> None:
     pipe.execute()
 
 
+def _dictionaries(r: redis.Redis, prefix: str) -> None:
+    """Schema 2 -> 3: pronunciation dictionaries (new keys of their own: nothing to move)."""
+
+
 # version -> the step that upgrades a store at that version to version + 1
-MIGRATIONS: dict[int, Callable[[redis.Redis, str], None]] = {1: _mark_ready}
+MIGRATIONS: dict[int, Callable[[redis.Redis, str], None]] = {1: _mark_ready, 2: _dictionaries}
+_DICT_FIELDS = ("name", "owner", "created", "updated", "entries")
 _FIELDS = ("name", "created", "clip_sha256", "duration_s", "speech_s", "encoder", "embedding",
            "owner", "source_rate", *REFINE_FIELDS)  # fmt: skip
 
@@ -368,6 +378,89 @@ class RedisVoiceRegistry:
 
     def __len__(self) -> int:
         return int(self._call(lambda: self._r.zcard(self._index)))
+
+    # -- pronunciation dictionaries ----------------------------------------------------------
+
+    def _dkey(self, dictionary_id: str) -> str:
+        return f"{self.prefix}:d:{dictionary_id}"
+
+    @property
+    def _dindex(self) -> str:
+        return f"{self.prefix}:dindex"
+
+    @staticmethod
+    def _dictionary(dictionary_id: str, values: list[Any]) -> PronunciationDictionary | None:
+        name, owner, created, updated, entries = values
+        if name is None or entries is None:
+            return None
+        return PronunciationDictionary(
+            id=dictionary_id, name=name.decode(), entries=entries_from_json(entries.decode()),
+            owner=None if owner is None else owner.decode(), created=float(created),
+            updated=float(updated),
+        )  # fmt: skip
+
+    @staticmethod
+    def _dmapping(d: PronunciationDictionary) -> dict[Any, Any]:
+        mapping: dict[Any, Any] = {"name": d.name, "created": repr(d.created),
+                                   "updated": repr(d.updated), "entries": d.entries_json()}
+        if d.owner is not None:
+            mapping["owner"] = d.owner
+        return mapping
+
+    def add_dictionary(self, dictionary: PronunciationDictionary) -> None:
+        pipe = self._r.pipeline(transaction=True)
+        pipe.hset(self._dkey(dictionary.id), mapping=self._dmapping(dictionary))
+        pipe.zadd(self._dindex, {dictionary.id: dictionary.created})
+        self._call(pipe.execute)
+
+    def get_dictionary(self, dictionary_id: str) -> PronunciationDictionary | None:
+        values = self._call(lambda: self._r.hmget(self._dkey(dictionary_id), list(_DICT_FIELDS)))
+        return self._dictionary(dictionary_id, list(values))
+
+    def dictionaries(self, *, owner: str | None = None) -> list[PronunciationDictionary]:
+        members: list[bytes] = self._call(
+            lambda: self._r.zrange(self._dindex, 0, -1)  # type: ignore[arg-type,return-value]
+        )
+        ids = [m.decode() for m in members]
+        pipe = self._r.pipeline(transaction=False)
+        for dictionary_id in ids:
+            pipe.hmget(self._dkey(dictionary_id), list(_DICT_FIELDS))
+        out = []
+        for dictionary_id, values in zip(ids, self._call(pipe.execute), strict=True):
+            found = self._dictionary(dictionary_id, list(values))
+            if found is not None and (owner is None or found.owner == owner):
+                out.append(found)
+        return out
+
+    def replace_dictionary(self, dictionary: PronunciationDictionary) -> bool:
+        """WATCH the hash: written only where it still exists (a delete in between wins)."""
+        key = self._dkey(dictionary.id)
+
+        def op() -> bool:
+            with self._r.pipeline(transaction=True) as pipe:
+                while True:
+                    try:
+                        pipe.watch(key)  # type: ignore[no-untyped-call]
+                        if not pipe.exists(key):
+                            pipe.unwatch()
+                            return False
+                        pipe.multi()
+                        pipe.hset(key, mapping={"name": dictionary.name,
+                                                "updated": repr(dictionary.updated),
+                                                "entries": dictionary.entries_json()})  # fmt: skip
+                        pipe.execute()
+                        return True
+                    except redis.WatchError:
+                        continue
+
+        return self._call(op)
+
+    def delete_dictionary(self, dictionary_id: str) -> bool:
+        pipe = self._r.pipeline(transaction=True)
+        pipe.delete(self._dkey(dictionary_id))
+        pipe.zrem(self._dindex, dictionary_id)
+        removed, _ = self._call(pipe.execute)
+        return int(removed) > 0
 
     def close(self) -> None:
         self._r.close()
