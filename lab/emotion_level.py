@@ -7,15 +7,16 @@ rate, F0, intelligibility and DNSMOS, through the served path.
 Every voice speaks the held-out lines of its language (``models/corpus/heldout``) exactly as a
 server built from ``Settings`` serves them (``load_catalog`` + the chunked streamer, s16 PCM
 at 24 kHz, so the output's clipping counts) once per setting: neutral, each label at
-intensity 1, ``energy`` 0.7 and 1.4, and angry at intensity 0.5. Per clip: F0 mean and range
-(semitones), ``energy_db`` (mean dB of pyworld-voiced 10 ms frames, the model card's prosody
-measure), ``active_db`` (power mean of the 10 ms frames within 40 dB of the loudest: the
-speech's RMS level), words (Mandarin: characters) per second of speech, peak dBFS and the
-share of samples at full scale; Whisper base WER / CER on ``--wer-voices`` (``--texts`` lines;
-the other voices speak ``--prosody-texts``), DNSMOS P.835 OVRL and P.808 on the first
-``--dnsmos-texts``. The summary gives each setting's mean change against neutral on the same
-lines, and the issue's checks (angry vs sad level and rate, energy 1.4 vs 0.7 against the
-20·log10(1.4/0.7) = 6.02 dB it asks, each label's WER against neutral's).
+intensity 1, ``energy`` 0.7 and 1.4, and angry at intensity 0.5. Per clip: F0 mean and range (semitones), ``energy_db`` (mean dB of
+pyworld-voiced 10 ms frames, the model card's prosody measure), ``active_db`` (power mean of the
+10 ms frames within 40 dB of the loudest: the speech's RMS level), ``hf_balance_db`` (power at
+2–8 kHz over power below 1 kHz: brighter is higher), words (Mandarin: characters) per second of
+speech, peak dBFS and the share of samples at full scale; Whisper base WER / CER on
+``--wer-voices`` (``--texts`` lines; the other voices speak ``--prosody-texts``), DNSMOS P.835
+OVRL and P.808 on the first ``--dnsmos-texts``. The summary gives each setting's mean change
+against neutral on the same lines, and the issue's checks (angry vs sad level and rate, energy
+1.4 vs 0.7 against the 20·log10(1.4/0.7) = 6.02 dB it asks, each label's WER against
+neutral's).
 
 ``--before`` puts an earlier run of this tool (the code before a change) beside this one.
 """
@@ -58,7 +59,8 @@ SETTINGS: list[tuple[str, dict[str, Any]]] = [
     ("energy=0.7", {"energy": 0.7}),
     ("energy=1.4", {"energy": 1.4}),
 ]
-METRICS = ("f0_mean_st", "f0_range_st", "energy_db", "active_db", "rate", "peak_dbfs")
+METRICS = ("f0_mean_st", "f0_range_st", "energy_db", "active_db", "rate", "peak_dbfs",
+           "hf_balance_db")  # fmt: skip
 
 
 def level(audio: FloatArray, rate: int) -> dict[str, float]:
@@ -77,10 +79,27 @@ def level(audio: FloatArray, rate: int) -> dict[str, float]:
     }
 
 
+def hf_balance(audio: FloatArray, rate: int) -> float:
+    """Spectral balance: power at 2–8 kHz over power below 1 kHz (dB), over the 1024-sample
+    Hann frames within 40 dB of the loudest (brighter voices score higher)."""
+    n, hop = 1024, 512
+    if len(audio) < n:
+        return float("nan")
+    idx = np.arange(0, len(audio) - n + 1, hop)[:, None] + np.arange(n)[None]
+    spec = np.abs(np.fft.rfft(audio.astype(np.float64)[idx] * np.hanning(n), axis=1)) ** 2
+    total = spec.sum(axis=1)
+    keep = 10 * np.log10(total + 1e-20) > 10 * np.log10(total.max() + 1e-20) - 40.0
+    f = np.fft.rfftfreq(n, 1.0 / rate)
+    power = spec[keep].sum(axis=0)
+    high, low = power[(f >= 2000) & (f < 8000)].sum(), power[f < 1000].sum()
+    return float(10.0 * np.log10(max(high, 1e-20) / max(low, 1e-20)))
+
+
 def measure(audio: FloatArray, text: str, lang: str) -> dict[str, float]:
     units = len(zh_chars(text)) if lang == "zh" else len(words(text))
     p = asdict(prosody(audio, RATE, units))
     p["rate"] = p.pop("words_per_s")
+    p["hf_balance_db"] = hf_balance(audio, RATE)
     return {k: round(v, 4) for k, v in {**p, **level(audio, RATE)}.items()}
 
 
@@ -124,9 +143,11 @@ def checks(summary: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "angry_vs_sad_active_db": round(a["active_db"] - s["active_db"], 2),
         "angry_vs_sad_energy_db": round(a["energy_db"] - s["energy_db"], 2),
-        "angry_vs_sad_rate_ratio": round(a["vs_neutral"]["rate_ratio"]
-                                         / s["vs_neutral"]["rate_ratio"], 3),  # fmt: skip
+        "angry_vs_sad_rate_ratio": round(
+            a["vs_neutral"]["rate_ratio"] / s["vs_neutral"]["rate_ratio"], 3
+        ),
         "angry_vs_sad_f0_st": round(a["f0_mean_st"] - s["f0_mean_st"], 2),
+        "angry_vs_sad_hf_balance_db": round(a["hf_balance_db"] - s["hf_balance_db"], 2),
         "energy_1.4_vs_0.7_asked_db": round(asked, 2),
         "energy_1.4_vs_0.7_active_db": round(hi["active_db"] - lo["active_db"], 2),
         "energy_1.4_vs_0.7_energy_db": round(hi["energy_db"] - lo["energy_db"], 2),

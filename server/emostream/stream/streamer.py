@@ -28,11 +28,13 @@ from emostream.text.context import spoken_text
 from emostream.voices.base import (
     Controls,
     Latent,
+    LevelledVoice,
     PiecedVoice,
     Voice,
     WordTimedVoice,
     join_latents,
 )
+from emostream.voices.effort import apply_gain
 from emostream.voices.words import WordUnits
 
 # A segment this short (characters) goes to the acoustic stage whole, without asking the voice
@@ -265,6 +267,8 @@ async def stream_utterance(
     packets = 0  # sent so far, for the real samples in the final (padded) ones
     in_samples = 0  # at the voice's rate: where the next segment starts
     cap = AudioCap(max_audio_s, voice.info.sample_rate)
+    # the voice's loudness for this request (vocal effort: voices.effort), on every chunk
+    gain = voice.output_gain(request.controls) if isinstance(voice, LevelledVoice) else 1.0
     try:
         index = 0
         while not stats.truncated:
@@ -331,7 +335,7 @@ async def stream_utterance(
                     deadline=_listener_deadline(stats, out_rate, clock()),
                 )
                 stats.compute_s += clock() - t0
-                chunk = cap.take(trim_output(window, audio, hop))
+                chunk = cap.take(apply_gain(trim_output(window, audio, hop), gain))
                 stats.truncated = cap.reached
                 # Before the first packet, the first 0.1 s goes out packet by packet as each
                 # is encoded (Packetizer.push_first); the rest and later chunks in one call.
