@@ -203,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dnsmos-texts", type=int, default=5)
     p.add_argument("--settings", default="", help="comma list of setting names (default all)")
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--vocoder", default="auto", help="auto (lite on cpu), lite or v1")
     p.add_argument("--before", default=None, help="an earlier run's JSON, put beside this one")
     p.add_argument("--label", default="", help="what this run is (e.g. the commit's change)")
     p.add_argument("-o", "--output", default=None)
@@ -211,13 +212,14 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.time()
     from lab.asr import whisper_base
 
-    catalog = load_catalog(Settings(cpu_threads=a.threads))
+    catalog = load_catalog(Settings(cpu_threads=a.threads, vocoder=a.vocoder))
     wer_voices = {v for v in a.wer_voices.split(",") if v}
     asr = whisper_base(threads=a.threads) if wer_voices else None
     chosen = [s for s in SETTINGS if not a.settings or s[0] in a.settings.split(",")]
     report: dict[str, Any] = run_record("lab.emotion_level", argv) | {
         "label": a.label,
         "path": "served: load_catalog(Settings()) + stream.oneshot.synthesize, s16 24 kHz",
+        "vocoder": a.vocoder,
         "asr": None if asr is None else asr.name,
         "dnsmos": "speechmos dnsmos P.835 OVRL, P.808",
         "voices": {},
