@@ -303,3 +303,46 @@ async def test_a_segment_rendered_in_context_is_decoded_with_its_context_frames(
     assert (runner.seen[-1][:, -1] == 2.0).all()  # the last one ends in the right context
     frames, before, after = with_context(Latent(np.zeros((2, 3), np.float32)))
     assert frames.shape == (2, 3) and before == after == 0
+
+
+class _Constant(_Runner):
+    """Decodes every window to a constant 0.1."""
+
+    async def decode(self, voice: Voice, frames: npt.NDArray[np.float32], *, stream_id: str,
+                     pad_side: PadSide = "right", deadline: float | None = None,
+                     need_by: float | None = None) -> npt.NDArray[np.float32]:  # fmt: skip
+        return np.full(frames.shape[1] * HOP, 0.1, np.float32)
+
+
+class _Louder(_Voice):
+    """A voice whose loudness is a gain on its audio (voices.base.LevelledVoice)."""
+
+    def __init__(self) -> None:
+        self.asked: list[Controls] = []
+
+    def output_gain(self, controls: Controls) -> float:
+        self.asked.append(controls)
+        return 2.0 * controls.energy
+
+
+async def _level(voice: object, controls: Controls) -> float:
+    async def one() -> AsyncIterator[str]:
+        yield "hello"
+
+    request = UtteranceRequest(voice=voice, controls=controls,  # type: ignore[arg-type]
+                               fmt=OutputFormat(codec="pcm_s16le"))  # fmt: skip
+    items = [i async for i in stream_utterance(request, one(), _Constant())]
+    pcm = np.frombuffer(b"".join(i.data for i in items if isinstance(i, Packet)), np.int16)
+    return float(np.median(pcm)) / 32767.0
+
+
+async def test_the_voices_gain_reaches_every_chunk() -> None:
+    """The streamer applies a LevelledVoice's gain for the request to all of its audio (a
+    voice without one is left as decoded); past -3 dBFS the soft limiter bends it."""
+    voice = _Louder()
+    assert abs(await _level(voice, Controls(energy=1.0)) - 0.2) < 2e-3
+    assert voice.asked == [Controls(energy=1.0)]  # once per utterance
+    assert abs(await _level(voice, Controls(energy=0.25)) - 0.05) < 2e-3
+    assert abs(await _level(_Voice(), Controls(energy=2.0)) - 0.1) < 2e-3
+    limited = await _level(voice, Controls(energy=4.0))  # 0.8 asked
+    assert 0.708 < limited < 0.8

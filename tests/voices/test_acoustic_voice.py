@@ -246,3 +246,46 @@ def test_a_segment_read_out_long_is_made_in_bounded_pieces(monkeypatch: pytest.M
     calls.clear()
     v.acoustic(text, Controls(speed=0.5))
     assert max(calls) <= MAX_PIECE_UNITS // 2
+
+
+def test_energy_is_effort_after_the_model_not_its_input() -> None:
+    """The model's energy input stays at 1; the request's effort (energy × the profile's
+    energy at its intensity) goes to the mels' balance and the audio's gain."""
+    from emostream.text.emotion import PROFILES
+    from emostream.voices.acoustic import effort_for
+
+    assert prosody_for(Controls(energy=1.4)).energy == 1.0
+    assert prosody_for(Controls(emotion="angry")).energy == 1.0
+    assert effort_for(Controls()) == 0.0
+    assert effort_for(Controls(energy=1.4)) == pytest.approx(20 * np.log10(1.4))
+    angry = 20 * np.log10(PROFILES["angry"].energy)
+    assert effort_for(Controls(emotion="angry")) == pytest.approx(angry)
+    # neutral + (label - neutral) x intensity, in dB
+    assert effort_for(Controls(emotion="angry", intensity=0.5)) == pytest.approx(angry / 2)
+    assert effort_for(Controls(emotion="sad", energy=2.0)) == pytest.approx(
+        20 * np.log10(PROFILES["sad"].energy * 2.0)
+    )
+
+
+def test_effort_reaches_the_mels_and_the_gain() -> None:
+    from emostream.voices.effort import apply_effort, effort_offset
+
+    torch.manual_seed(0)
+    model = AcousticModel().eval()
+    torch.nn.init.constant_(model.duration.out.bias, 1.5)
+    info = VoiceInfo("t", "acoustic", "en", 22050, ("energy", "emotion"))
+    v = AcousticVoice(info, model, np.random.default_rng(0).standard_normal(256).astype(np.float32),
+                      G2P())  # fmt: skip
+    from emostream.voices.base import LevelledVoice
+
+    assert isinstance(v, LevelledVoice)
+    assert v.output_gain(Controls()) == 1.0
+    assert v.output_gain(Controls(energy=1.4)) == pytest.approx(1.4)
+    text = "Hello there, how are you?"
+    plain = v.acoustic(text, Controls())
+    louder = v.acoustic(text, Controls(energy=2.0))
+    assert v.prepare(text, Controls(energy=2.0)).effort_db == pytest.approx(20 * np.log10(2.0))
+    np.testing.assert_array_equal(plain.unit_frames, louder.unit_frames)
+    want = apply_effort(plain.frames, effort_offset(plain.frames, 20 * np.log10(2.0)))
+    np.testing.assert_allclose(louder.frames, want, atol=1e-4)
+    assert not np.allclose(louder.frames, plain.frames, atol=1e-2)

@@ -20,3 +20,10 @@ def test_front_end_digest_follows_the_text_sources(tmp_path: Path) -> None:
 def test_acoustic_version_names_the_front_end() -> None:
     version = versions.acoustic_version(Settings())
     assert version.endswith(f"front end {versions.front_end_digest()}")
+
+
+def test_acoustic_version_names_how_effort_is_applied() -> None:
+    """Loudness is applied after the model (voices.effort): a change there changes the audio of
+    every energy and emotion request, so the phrase cache's keys must change with it."""
+    assert f"effort {versions.effort_digest()}" in versions.acoustic_version(Settings())
+    assert len(versions.effort_digest()) == 16

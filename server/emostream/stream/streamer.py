@@ -31,11 +31,13 @@ from emostream.text.pron.wire import display_text
 from emostream.voices.base import (
     Controls,
     Latent,
+    LevelledVoice,
     PiecedVoice,
     Voice,
     WordTimedVoice,
     join_latents,
 )
+from emostream.voices.effort import apply_gain
 from emostream.voices.words import WordUnits
 
 # A segment this short (characters) goes to the acoustic stage whole, without asking the voice
@@ -304,6 +306,8 @@ async def stream_utterance(
     in_samples = 0  # at the voice's rate: where the next segment starts
     cap = AudioCap(max_audio_s, voice.info.sample_rate)
     mouth = MouthTrack(voice.info.sample_rate) if request.mouth else None
+    # the voice's loudness for this request (vocal effort: voices.effort), on every chunk
+    gain = voice.output_gain(request.controls) if isinstance(voice, LevelledVoice) else 1.0
     try:
         index = 0
         while not stats.truncated:
@@ -376,7 +380,7 @@ async def stream_utterance(
                     deadline=_listener_deadline(stats, out_rate, clock()),
                 )
                 stats.compute_s += clock() - t0
-                chunk = cap.take(trim_output(window, audio, hop))
+                chunk = cap.take(apply_gain(trim_output(window, audio, hop), gain))
                 stats.truncated = cap.reached
                 if mouth is not None and (shapes := mouth.push(chunk)):
                     yield Event(mouth_event(shapes, mouth.frames_out - len(shapes)))

@@ -7,10 +7,12 @@ with frames per unit. The model is either :class:`~emostream.networks.acoustic.A
 ``decode`` is pluggable: pass any ``mel [80, T] → audio`` callable (the light vocoder or
 HiFi-GAN V1) with the context it needs for chunked decoding; without one, ``decode`` raises.
 
-Emotion labels map to variance-adaptor offsets (pitch level and range, energy, rate, pauses)
-from :mod:`emostream.text.emotion`, scaled by intensity, plus the model's emotion embedding.
-The v1 corpus is all neutral, so the embedding has only learned "neutral": emotion is carried
-by the prosody offsets alone for now.
+Emotion labels map to variance-adaptor offsets (pitch level and range, rate, pauses) from
+:mod:`emostream.text.emotion`, scaled by intensity, plus the model's emotion embedding. The v1
+corpus is all neutral, so the embedding has only learned "neutral": emotion is carried by the
+prosody offsets alone for now. Loudness (the ``energy`` control times the profile's energy) is
+vocal effort after the model (:mod:`emostream.voices.effort`): the segment's spectral balance
+in :func:`split_latents`, the level as a gain on the audio (:meth:`AcousticVoice.output_gain`).
 """
 
 from __future__ import annotations
@@ -26,11 +28,12 @@ import numpy.typing as npt
 
 from emostream.networks.acoustic_onnx import OnnxAcousticModel, Prosody, pack_one
 from emostream.text.context import Segment
-from emostream.text.emotion import EMOTIONS, prosody_controls
+from emostream.text.emotion import EMOTIONS, ProsodyControls, prosody_controls
 from emostream.text.phonemes import G2P, PhonemeSequence
 from emostream.text.pieces import fit_pieces, piece_limit
 from emostream.text.pron.spec import KINDS
 from emostream.voices.base import BatchedStage, Controls, Latent, VoiceInfo, join_latents
+from emostream.voices.effort import apply_effort, effort_db, effort_gain, effort_offset
 from emostream.voices.joins import Span, cut, locate
 from emostream.voices.stock_voices import describe
 from emostream.voices.words import WordUnits, safe_align
@@ -58,23 +61,34 @@ CONTROLS = ("speed", "pitch_shift", "energy", "emotion", "speaker")
 MAX_PIECE_UNITS = 400
 
 
-def prosody_for(controls: Controls) -> Prosody:
-    """The request's controls as variance-adaptor controls (emotion profiles from
-    :func:`emostream.text.emotion.prosody_controls`)."""
-    p = prosody_controls(
+def _controls(controls: Controls) -> ProsodyControls:
+    return prosody_controls(
         controls.emotion,
         max(0.0, min(1.0, controls.intensity)),
         speed=controls.speed,
         pitch_shift=controls.pitch_shift,
         energy=controls.energy,
     )
+
+
+def prosody_for(controls: Controls) -> Prosody:
+    """The request's controls as variance-adaptor controls (emotion profiles from
+    :func:`emostream.text.emotion.prosody_controls`). The model's energy input stays at 1:
+    energy is vocal effort after the model (:func:`effort_for`)."""
+    p = _controls(controls)
     return Prosody(
         rate=p.rate_scale,
         pitch_shift=p.pitch_shift_st,
         pitch_range=p.pitch_range,
-        energy=p.energy_scale,
+        energy=1.0,
         pause=p.pause_scale,
     )
+
+
+def effort_for(controls: Controls) -> float:
+    """The vocal effort the request asks for, dB (:mod:`emostream.voices.effort`): the
+    ``energy`` control times the emotion profile's energy at its intensity."""
+    return effort_db(_controls(controls).energy_scale)
 
 
 @dataclass(frozen=True)
@@ -87,6 +101,7 @@ class AcousticRequest:
     intensity: float
     prosody: Prosody
     timbre: npt.NDArray[np.float32] | None = None  # [2, 80] a refined clone's scale, offset
+    effort_db: float = 0.0  # vocal effort: the mels' spectral balance (voices.effort)
     # The units that are the segment's, when ``seq`` renders it with the words around it
     # (emostream.voices.joins); None: all of them.
     span: Span | None = None
@@ -220,6 +235,9 @@ def split_latents(
             latent.before, latent.after = context.before, context.after
         if r.timbre is not None:  # a refined clone's correction (voices.cloning.refine)
             latent = latent.mapped(partial(_timbre, r.timbre))
+        if r.effort_db:  # louder is brighter: the balance here, the level as a gain
+            offset = effort_offset(latent.frames, r.effort_db)
+            latent = latent.mapped(partial(apply_effort, offset=offset))
         latents.append(latent)
     return latents
 
@@ -263,8 +281,13 @@ class AcousticVoice:
             intensity=controls.intensity if label != "neutral" else 1.0,  # as trained
             prosody=prosody_for(controls),
             timbre=self.timbre,
+            effort_db=effort_for(controls),
             span=span,
         )
+
+    def output_gain(self, controls: Controls) -> float:
+        """The gain on this request's audio: its effort's level (:func:`effort_for`)."""
+        return effort_gain(effort_for(controls))
 
     def acoustic(self, text: str, controls: Controls) -> Latent:
         """The segment's mels; a segment over :data:`MAX_PIECE_UNITS` (at the request's rate)

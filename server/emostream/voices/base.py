@@ -167,6 +167,14 @@ class SpeakerVoice(Protocol):
 
 
 @runtime_checkable
+class LevelledVoice(Protocol):
+    """A voice that realises a request's loudness as a gain on its decoded audio (the EmoStream
+    voices: :mod:`emostream.voices.effort`); the streamer applies it to every chunk."""
+
+    def output_gain(self, controls: Controls) -> float: ...
+
+
+@runtime_checkable
 class WordTimedVoice(Protocol):
     """A voice that can say which of a segment's units speak which written word."""
 

@@ -34,6 +34,12 @@ def front_end_digest(package: Path | None = None) -> str:
     return digest.hexdigest()[:16]
 
 
+def effort_digest() -> str:
+    """How loudness is realised after the model (:mod:`emostream.voices.effort`'s source, 16 hex
+    digits): the same weights sound otherwise when it changes."""
+    return file_digest(Path(__file__).resolve().parent / "effort.py")
+
+
 def _package(name: str) -> str:
     # importlib.metadata is loaded here, when the catalog's versions are asked for (start-up),
     # not with the app's modules (a few ms of `import emostream.transport.app`).
@@ -53,7 +59,8 @@ def piper_version() -> str:
 def acoustic_version(settings: Settings) -> str:
     """The EmoStream family as ``settings`` load it: acoustic weights (file and content
     digest), vocoder (the light one's file and digest, or HiFi-GAN V1's checkpoint), device,
-    text front end (:func:`front_end_digest`). Empty when no model is found."""
+    vocal effort (:func:`effort_digest`), text front end (:func:`front_end_digest`). Empty
+    when no model is found."""
     from emostream.voices.acoustic import CHECKPOINT, find_models_dir
 
     models_dir = find_models_dir(settings.models_dir)
@@ -66,6 +73,7 @@ def acoustic_version(settings: Settings) -> str:
     else:
         parts.append(f"hifigan-v1 {settings.vocoder_checkpoint or 'universal'}")
     parts.append(settings.device)
+    parts.append(f"effort {effort_digest()}")
     parts.append(f"front end {front_end_digest()}")
     return ", ".join(parts)
 
