@@ -21,7 +21,7 @@
 
 import { Emitter } from './emitter.js';
 import { createDecoder as defaultCreateDecoder } from './decoder.js';
-import { openSocket } from './socket.js';
+import { openSocket, parseServerJson } from './socket.js';
 
 export const FRAME_VERSION = 1;
 export const FRAME_HEADER_BYTES = 8;
@@ -256,13 +256,8 @@ export class EmoStreamContexts extends Emitter {
       this._onFrame(data instanceof Uint8Array ? data : new Uint8Array(data));
       return;
     }
-    let msg;
-    try {
-      msg = JSON.parse(data);
-    } catch {
-      this.emit('error', { code: 'bad_server_json', message: 'server sent malformed JSON', local: true });
-      return;
-    }
+    const msg = parseServerJson(this, data);
+    if (msg === null) return;
     this.emit('message', msg);
     const ctx = typeof msg.context_id === 'string' ? this.contexts.get(msg.context_id) : undefined;
     if (!ctx) {

@@ -24,7 +24,7 @@
 
 import { Emitter } from './emitter.js';
 import { createDecoder as defaultCreateDecoder } from './decoder.js';
-import { openSocket } from './socket.js';
+import { openSocket, parseServerJson } from './socket.js';
 import { AudioPlayer } from './player.js';
 import { WordTrack } from './word-track.js';
 import { MouthTrack, REST } from './mouth-track.js';
@@ -362,14 +362,8 @@ export class EmoStreamClient extends Emitter {
   // ---------------------------------------------------------------- incoming
   _onMessage(data) {
     if (typeof data === 'string') {
-      let msg;
-      try {
-        msg = JSON.parse(data);
-      } catch {
-        this.emit('error', { code: 'bad_server_json', message: 'server sent malformed JSON', local: true });
-        return;
-      }
-      this._onEvent(msg);
+      const msg = parseServerJson(this, data);
+      if (msg !== null) this._onEvent(msg);
       return;
     }
     const bytes = data instanceof Uint8Array ? data : new Uint8Array(data);

@@ -22,6 +22,7 @@
 // the player's timeline).
 
 import { Emitter } from './emitter.js';
+import { openSocket, parseServerJson } from './socket.js';
 import { createDecoder as defaultCreateDecoder } from './decoder.js';
 import { AudioPlayer } from './player.js';
 import { WordTrack } from './word-track.js';
@@ -130,24 +131,9 @@ export class RoomListener extends Emitter {
     if (this.ws) this.ws.close();
   }
 
-  _connect() {
-    this.state = 'connecting';
-    const ws = new this._WS(this.url);
-    ws.binaryType = 'arraybuffer';
-    this.ws = ws;
-    return new Promise((resolve, reject) => {
-      ws.onopen = () => {
-        this.state = 'open';
-        this._backoffMs = 500;
-        this.emit('open', {});
-        resolve();
-      };
-      ws.onerror = () => {
-        if (this.state === 'connecting') reject(new Error(`cannot connect to ${this.url}`));
-      };
-      ws.onclose = (ev) => this._onClose(ev);
-      ws.onmessage = (ev) => this._onMessage(ev.data);
-    });
+  async _connect() {
+    await openSocket(this, 'open');
+    this._backoffMs = 500;
   }
 
   _onClose(ev) {
@@ -167,13 +153,8 @@ export class RoomListener extends Emitter {
       this._onAudio(data instanceof Uint8Array ? data : new Uint8Array(data));
       return;
     }
-    let msg;
-    try {
-      msg = JSON.parse(data);
-    } catch {
-      this.emit('error', { code: 'bad_server_json', message: 'server sent malformed JSON', local: true });
-      return;
-    }
+    const msg = parseServerJson(this, data);
+    if (msg === null) return;
     const utt = this._current;
     switch (msg.type) {
       case 'room':

@@ -1,4 +1,4 @@
-// One WebSocket opening for both clients (EmoStreamClient, EmoStreamContexts): binary frames as
+// One WebSocket opening for the clients (EmoStreamClient, EmoStreamContexts, RoomListener): binary frames as
 // ArrayBuffer, `owner.state` 'connecting' until open (then `openState`), an 'open' event, and a
 // promise that rejects if the socket fails or closes before it opens. Messages and close go to
 // the owner's `_onMessage(data)` / `_onClose(event)`.
@@ -30,4 +30,20 @@ export function openSocket(owner, openState) {
     };
     ws.onmessage = (ev) => owner._onMessage(ev.data);
   });
+}
+
+/**
+ * A server's text message as an object, or null after emitting the client's local
+ * `bad_server_json` error (one rule for every client).
+ * @param {{emit: Function}} owner
+ * @param {string} data
+ * @returns {object|null}
+ */
+export function parseServerJson(owner, data) {
+  try {
+    return JSON.parse(data);
+  } catch {
+    owner.emit('error', { code: 'bad_server_json', message: 'server sent malformed JSON', local: true });
+    return null;
+  }
 }
