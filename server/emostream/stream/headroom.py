@@ -17,13 +17,13 @@ clock except :func:`tick`, which is given one.
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from emostream.engine.admission import Decision, Verdict
+from emostream.engine.scheduling.load import nearest_rank
 
 TICK_S = 0.02  # the ticker's sleep: 50 samples a second
 
@@ -50,10 +50,7 @@ class LoopLag:
     def p95(self, now: float) -> float:
         """The 95th percentile of the window's lag (0 with no samples)."""
         self._trim(now)
-        if not self._samples:
-            return 0.0
-        lags = sorted(lag for _, lag in self._samples)
-        return lags[min(len(lags) - 1, math.ceil(0.95 * len(lags)) - 1)]
+        return nearest_rank(sorted(lag for _, lag in self._samples), 0.95)
 
 
 @dataclass(frozen=True)
