@@ -49,12 +49,13 @@ def cuda_defaults(cores: int) -> dict[str, Any]:
     }
 
 
-def usable_cores() -> int:
-    """The cores this process may run on (its affinity: a container's limit), else all."""
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity: a container's limit), else the
+    machine's count."""
     try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def parse_voice_aliases(text: str) -> dict[str, str]:
@@ -361,7 +362,7 @@ class Settings:
         cls, env: Mapping[str, str] | None = None, *, cores: int | None = None, **overrides: Any
     ) -> Settings:
         """Settings from ``EMOSTREAM_*`` variables, then explicit ``overrides`` (CLI); with
-        ``device=cuda``, :func:`cuda_defaults` (for ``cores``, default :func:`usable_cores`)
+        ``device=cuda``, :func:`cuda_defaults` (for ``cores``, default :func:`available_cores`)
         for what neither sets."""
         env = os.environ if env is None else env
         values: dict[str, Any] = {}
@@ -381,7 +382,7 @@ class Settings:
         clean = {k: v for k, v in overrides.items() if v is not None}
         if clean.get("device", values.get("device")) == "cuda":
             given = values.keys() | clean.keys()
-            preset = cuda_defaults(usable_cores() if cores is None else cores)
+            preset = cuda_defaults(available_cores() if cores is None else cores)
             values.update({k: v for k, v in preset.items() if k not in given})
         settings = cls(**values)
         return replace(settings, **clean) if clean else settings

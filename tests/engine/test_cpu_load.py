@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from emostream.engine.cpu_load import CpuLoadTracker, available_cores
+from emostream.config import available_cores
+from emostream.engine.cpu_load import CpuLoadTracker
 
 
 def _call(t: CpuLoadTracker, began: float, ended: float, **kw: float | str) -> None:

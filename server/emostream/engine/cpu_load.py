@@ -27,11 +27,11 @@ The figures, all over the last ``window_s``:
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from dataclasses import dataclass
 from typing import Literal
 
+from emostream.config import available_cores
 from emostream.engine.scheduling.load import nearest_rank
 
 CallKind = Literal["acoustic", "decode", "call"]
@@ -41,14 +41,6 @@ AT_ONCE_S = 0.005
 # Per-stream audio is kept until the stream ends; at most this many streams (a stream whose
 # end is never reported must not grow it forever).
 MAX_STREAMS_TRACKED = 4096
-
-
-def available_cores() -> int:
-    """The cores this process may run on (its CPU affinity), else the machine's count."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)
